@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/waitvar: kernel-side variables that userspace threads change and wait
+ * on, so that wait_var_event() and wake_up_var() can be driven from tests.
+ *
+ * Each open file holds its own table of variables.  A waiter sleeps on the
+ * hashed wait queue keyed by &var->value; every update stores the value,
+ * issues a full barrier and calls wake_up_var().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/build_bug.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kref.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait_bit.h>
+#include <linux/xarray.h>
+
+#include <linux/waitvar.h>
+
+static unsigned int max_vars_per_file = 1024;
+module_param(max_vars_per_file, uint, 0644);
+MODULE_PARM_DESC(max_vars_per_file, "Most variables one open file may hold");
+
+/* The layout must not depend on the ABI: no implicit padding anywhere. */
+static_assert(sizeof(struct waitvar_create) == 32);
+static_assert(sizeof(struct waitvar_id) == 8);
+static_assert(sizeof(struct waitvar_value) == 16);
+static_assert(sizeof(struct waitvar_wait) == 40);
+
+struct waitvar_var {
+	atomic64_t value;	/* &value keys the hashed wait queue */
+	bool dead;		/* destroyed: waiters return -EIDRM */
+	struct kref ref;	/* the file's table and each waiter */
+	struct rcu_head rcu;
+};
+
+struct waitvar_file {
+	struct xarray vars;	/* id -> struct waitvar_var */
+};
+
+static void waitvar_var_free(struct kref *ref)
+{
+	kfree_rcu(container_of(ref, struct waitvar_var, ref), rcu);
+}
+
+static void waitvar_put(struct waitvar_var *var)
+{
+	kref_put(&var->ref, waitvar_var_free);
+}
+
+static struct waitvar_var *waitvar_get(struct waitvar_file *wf, u32 id)
+{
+	struct waitvar_var *var;
+
+	rcu_read_lock();
+	var = xa_load(&wf->vars, id);
+	if (var && !kref_get_unless_zero(&var->ref))
+		var = NULL;
+	rcu_read_unlock();
+	return var;
+}
+
+/* Both sides of wake_up_var() need a full barrier; this is the waker's. */
+static void waitvar_wake(struct waitvar_var *var)
+{
+	smp_mb();
+	wake_up_var(&var->value);
+}
+
+static int waitvar_remove(struct waitvar_file *wf, u32 id)
+{
+	struct waitvar_var *var = xa_erase(&wf->vars, id);
+
+	if (!var)
+		return -ENOENT;
+	WRITE_ONCE(var->dead, true);
+	waitvar_wake(var);
+	waitvar_put(var);
+	return 0;
+}
+
+static long waitvar_create(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_create arg;
+	struct waitvar_var *var;
+	u32 id;
+	int ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.reserved[0] || arg.reserved[1])
+		return -EINVAL;
+
+	var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
+	if (!var)
+		return -ENOMEM;
+	atomic64_set(&var->value, arg.value);
+	kref_init(&var->ref);
+
+	ret = xa_alloc(&wf->vars, &id, var,
+		       XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kfree(var);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+
+	arg.id = id;
+	if (copy_to_user(uarg, &arg, sizeof(arg))) {
+		waitvar_remove(wf, id);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long waitvar_destroy(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_id arg;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EINVAL;
+	return waitvar_remove(wf, arg.id);
+}
+
+static long waitvar_get_value(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_value arg;
+	struct waitvar_var *var;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	arg.value = atomic64_read(&var->value);
+	waitvar_put(var);
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
+static long waitvar_set_value(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_value arg;
+	struct waitvar_var *var;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	atomic64_set(&var->value, arg.value);
+	waitvar_wake(var);
+	waitvar_put(var);
+	return 0;
+}
+
+static long waitvar_wake_var(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_id arg;
+	struct waitvar_var *var;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	waitvar_wake(var);
+	waitvar_put(var);
+	return 0;
+}
+
+static bool waitvar_op_holds(u32 op, u64 value, u64 operand)
+{
+	switch (op) {
+	case WAITVAR_OP_EQ:
+		return value == operand;
+	case WAITVAR_OP_NE:
+		return value != operand;
+	case WAITVAR_OP_LT:
+		return value < operand;
+	case WAITVAR_OP_LE:
+		return value <= operand;
+	case WAITVAR_OP_GT:
+		return value > operand;
+	case WAITVAR_OP_GE:
+		return value >= operand;
+	}
+	return false;
+}
+
+/* What a waiter saw when its wait condition became true. */
+struct waitvar_seen {
+	u64 value;
+	bool dead;
+};
+
+static bool waitvar_wait_done(struct waitvar_var *var,
+			      const struct waitvar_wait *arg,
+			      struct waitvar_seen *seen)
+{
+	seen->dead = READ_ONCE(var->dead);
+	if (seen->dead)
+		return true;
+	seen->value = atomic64_read(&var->value);
+	return waitvar_op_holds(arg->op, seen->value, arg->operand);
+}
+
+/*
+ * Round up, and add the partial tick we start in, so that -ETIMEDOUT never
+ * comes before timeout_ns has passed.
+ */
+static long waitvar_timeout_jiffies(u64 timeout_ns)
+{
+	u64 ticks = div64_u64(timeout_ns, TICK_NSEC);
+
+	if (ticks >= MAX_SCHEDULE_TIMEOUT - 2)
+		return MAX_SCHEDULE_TIMEOUT - 1;
+	return ticks + 2;
+}
+
+static long waitvar_wait(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_wait arg;
+	struct waitvar_seen seen = {};
+	struct waitvar_var *var;
+	long ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~WAITVAR_WAIT_TIMEOUT) || arg.reserved)
+		return -EINVAL;
+	if (arg.op >= WAITVAR_OP_COUNT)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+
+	if (arg.flags & WAITVAR_WAIT_TIMEOUT) {
+		long timeout = waitvar_timeout_jiffies(arg.timeout_ns);
+
+		ret = ___wait_var_event(&var->value,
+					___wait_cond_timeout(waitvar_wait_done(var, &arg, &seen)),
+					TASK_INTERRUPTIBLE, 0, timeout,
+					__ret = schedule_timeout(__ret));
+		if (!ret)
+			ret = -ETIMEDOUT;
+		else if (ret > 0)
+			ret = 0;
+	} else {
+		ret = wait_var_event_interruptible(&var->value,
+						   waitvar_wait_done(var, &arg, &seen));
+	}
+	waitvar_put(var);
+
+	if (ret == -ERESTARTSYS)
+		return -EINTR;
+	if (ret)
+		return ret;
+	if (seen.dead)
+		return -EIDRM;
+	arg.value = seen.value;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
+static long waitvar_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct waitvar_file *wf = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case WAITVAR_IOC_CREATE:
+		return waitvar_create(wf, uarg);
+	case WAITVAR_IOC_DESTROY:
+		return waitvar_destroy(wf, uarg);
+	case WAITVAR_IOC_GET:
+		return waitvar_get_value(wf, uarg);
+	case WAITVAR_IOC_SET:
+		return waitvar_set_value(wf, uarg);
+	case WAITVAR_IOC_WAIT:
+		return waitvar_wait(wf, uarg);
+	case WAITVAR_IOC_WAKE:
+		return waitvar_wake_var(wf, uarg);
+	}
+	return -ENOTTY;
+}
+
+static int waitvar_open(struct inode *inode, struct file *file)
+{
+	struct waitvar_file *wf;
+
+	wf = kzalloc(sizeof(*wf), GFP_KERNEL_ACCOUNT);
+	if (!wf)
+		return -ENOMEM;
+	xa_init_flags(&wf->vars, XA_FLAGS_ALLOC1);
+	file->private_data = wf;
+	return 0;
+}
+
+/* No ioctl is in flight on a released file, so no variable has a waiter. */
+static int waitvar_release(struct inode *inode, struct file *file)
+{
+	struct waitvar_file *wf = file->private_data;
+	struct waitvar_var *var;
+	unsigned long id;
+
+	xa_for_each(&wf->vars, id, var) {
+		xa_erase(&wf->vars, id);
+		waitvar_put(var);
+	}
+	xa_destroy(&wf->vars);
+	kfree(wf);
+	return 0;
+}
+
+static const struct file_operations waitvar_fops = {
+	.owner		= THIS_MODULE,
+	.open		= waitvar_open,
+	.release	= waitvar_release,
+	.unlocked_ioctl	= waitvar_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static struct miscdevice waitvar_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "waitvar",
+	.fops	= &waitvar_fops,
+	.mode	= 0666,
+};
+
+module_misc_device(waitvar_misc);
+
+MODULE_DESCRIPTION("Kernel-side variables driven by wait_var_event() from userspace");
+MODULE_AUTHOR("waitvar <waitvar@example.org>");
+MODULE_LICENSE("GPL");

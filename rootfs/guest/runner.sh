@@ -1,0 +1,114 @@
+#!/bin/bash
+# Guest runner, exec'd by /sbin/waitvar-init from the read-only 9p share
+# /mnt/waitvar.  waitvar.mode= on the kernel command line picks the job:
+#   test   load the module, run every program in ./suites, print KTAP on
+#          the console, unload the module, scan for leaks
+#   shell  load the module, give a root shell on the console
+#   run    load the module, run /mnt/out/cmd.sh, keep its output and status
+# Then it saves dmesg into /mnt/out (the writable share) and powers off.
+set -u
+
+share=/mnt/waitvar
+out=/mnt/out
+mode="test"
+timeout=300
+console=console
+read -ra cmdline </proc/cmdline
+for arg in "${cmdline[@]}"; do
+	case $arg in
+	waitvar.mode=*) mode=${arg#*=} ;;
+	waitvar.timeout=*) timeout=${arg#*=} ;;
+	console=*) console=${arg#*=} ;;
+	esac
+done
+export PATH=$share/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=linux LANG=C.UTF-8
+kmemleak=/sys/kernel/debug/kmemleak
+
+power_off() {
+	dmesg >"$out/dmesg.txt" 2>&1
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 30
+}
+
+load_module() {
+	insmod "$share/waitvar.ko"
+}
+
+# The leak report goes to the console, where the host's verdict finds it.
+scan_for_leaks() {
+	[ -e "$kmemleak" ] || return 0
+	# kmemleak ignores objects younger than 5 s; give the tests' ones time.
+	sleep 6
+	echo scan >"$kmemleak"
+	echo scan >"$kmemleak"
+	if [ -s "$kmemleak" ]; then
+		echo "# kmemleak report:"
+		sed 's/^/# /' "$kmemleak"
+	fi
+}
+
+# result N NAME RC: one KTAP result line from a program's exit status.
+result() {
+	case $3 in
+	0) echo "ok $1 $2" ;;
+	4) echo "ok $1 $2 # SKIP" ;;
+	124 | 137) echo "not ok $1 $2 # TIMEOUT ${timeout}s" ;;
+	*) echo "not ok $1 $2 # exit status $3" ;;
+	esac
+}
+
+run_tests() {
+	local suites=() n=1 name rc
+	mapfile -t suites < <(grep -v '^[[:space:]]*\(#\|$\)' "$share/suites")
+	[ -e "$kmemleak" ] && echo clear >"$kmemleak"
+
+	echo "KTAP version 1"
+	echo "1..$((${#suites[@]} + 2))"
+	load_module 2>&1 | sed 's/^/# /'
+	rc=${PIPESTATUS[0]}
+	result $n waitvar_module_load "$rc"
+	for name in "${suites[@]}"; do
+		n=$((n + 1))
+		timeout -k 5 "$timeout" stdbuf -oL -eL "$share/bin/$name" 2>&1 |
+			sed -u 's/^/    /'
+		result $n "$name" "${PIPESTATUS[0]}"
+	done
+	n=$((n + 1))
+	rmmod waitvar 2>&1 | sed 's/^/# /'
+	rc=${PIPESTATUS[0]}
+	result $n waitvar_module_unload "$rc"
+	scan_for_leaks
+}
+
+run_shell() {
+	local rc=0
+	load_module || echo "runner: insmod waitvar.ko failed" >&2
+	cat <<-TXT
+	waitvar guest shell: /dev/waitvar is loaded; tools are in $share/bin
+	(on PATH); a --share folder is at /mnt/share.  'poweroff' to leave.
+	TXT
+	cd /root || true
+	setsid -c -w bash -l <"/dev/$console" >"/dev/$console" 2>&1 || rc=$?
+	return $rc
+}
+
+run_command() {
+	local rc=0
+	if ! load_module 2>"$out/cmd.stderr"; then
+		echo "runner: insmod waitvar.ko failed" >>"$out/cmd.stderr"
+	fi
+	if mountpoint -q /mnt/share; then cd /mnt/share || return; else cd /root || return; fi
+	timeout -k 5 "$timeout" bash "$out/cmd.sh" \
+		>"$out/cmd.stdout" 2>>"$out/cmd.stderr" </dev/null || rc=$?
+	echo "$rc" >"$out/cmd.status"
+}
+
+case $mode in
+test) run_tests ;;
+shell) run_shell ;;
+run) run_command ;;
+*) echo "runner: unknown waitvar.mode=$mode" ;;
+esac
+power_off

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/waitvar ioctl tests: each case drives one behaviour of the device
+ * from userspace threads and checks what the kernel returned.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/waitvar.h>
+
+/* The kernel's harness is written for -Wall; it has unused parameters. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+/* The same layout for 32- and 64-bit userspace as for the kernel. */
+_Static_assert(sizeof(struct waitvar_create) == 32, "waitvar_create layout");
+_Static_assert(sizeof(struct waitvar_id) == 8, "waitvar_id layout");
+_Static_assert(sizeof(struct waitvar_value) == 16, "waitvar_value layout");
+_Static_assert(sizeof(struct waitvar_wait) == 40, "waitvar_wait layout");
+
+#define NSEC_PER_MSEC 1000000LL
+#define NO_TIMEOUT (-1LL)
+
+static int wv_create(int fd, uint64_t value, uint32_t *id)
+{
+	struct waitvar_create arg = { .value = value };
+
+	if (ioctl(fd, WAITVAR_IOC_CREATE, &arg))
+		return -errno;
+	*id = arg.id;
+	return 0;
+}
+
+static int wv_id_cmd(int fd, unsigned long cmd, uint32_t id)
+{
+	struct waitvar_id arg = { .id = id };
+
+	return ioctl(fd, cmd, &arg) ? -errno : 0;
+}
+
+static int wv_get(int fd, uint32_t id, uint64_t *value)
+{
+	struct waitvar_value arg = { .id = id };
+
+	if (ioctl(fd, WAITVAR_IOC_GET, &arg))
+		return -errno;
+	*value = arg.value;
+	return 0;
+}
+
+static int wv_set(int fd, uint32_t id, uint64_t value)
+{
+	struct waitvar_value arg = { .id = id, .value = value };
+
+	return ioctl(fd, WAITVAR_IOC_SET, &arg) ? -errno : 0;
+}
+
+/* timeout_ns < 0: no timeout. */
+static int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,
+		   long long timeout_ns, uint64_t *seen)
+{
+	struct waitvar_wait arg = { .id = id, .op = op, .operand = operand };
+
+	if (timeout_ns >= 0) {
+		arg.flags = WAITVAR_WAIT_TIMEOUT;
+		arg.timeout_ns = timeout_ns;
+	}
+	if (ioctl(fd, WAITVAR_IOC_WAIT, &arg))
+		return -errno;
+	if (seen)
+		*seen = arg.value;
+	return 0;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A thread blocked in WAITVAR_IOC_WAIT. */
+struct waiter {
+	int fd;
+	uint32_t id;
+	uint32_t op;
+	uint64_t operand;
+	long long timeout_ns;
+	pthread_t thread;
+	atomic_int tid;
+	atomic_int done;
+	int ret;
+	uint64_t seen;
+};
+
+static void *waiter_main(void *data)
+{
+	struct waiter *w = data;
+
+	atomic_store(&w->tid, gettid());
+	w->ret = wv_wait(w->fd, w->id, w->op, w->operand, w->timeout_ns, &w->seen);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+static int waiter_start(struct waiter *w)
+{
+	return pthread_create(&w->thread, NULL, waiter_main, w);
+}
+
+/*
+ * True once the waiter sleeps: after it stored its tid it does nothing but
+ * the WAIT ioctl, so state S in /proc means it sleeps in the kernel's wait.
+ */
+static bool waiter_sleeps(struct waiter *w)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	char path[64], buf[512], *p;
+	int tid, fd;
+	ssize_t n;
+
+	while (now_ns() < deadline) {
+		tid = atomic_load(&w->tid);
+		if (atomic_load(&w->done))
+			return false;
+		if (tid) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+			fd = open(path, O_RDONLY);
+			if (fd < 0)
+				return false;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n > 0) {
+				buf[n] = '\0';
+				p = strrchr(buf, ')');
+				if (p && p[1] == ' ' && p[2] == 'S')
+					return true;
+			}
+		}
+		usleep(1000);
+	}
+	return false;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+FIXTURE(waitvar) {
+	int fd;
+};
+
+FIXTURE_SETUP(waitvar)
+{
+	self->fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(waitvar)
+{
+	close(self->fd);
+}
+
+TEST_F(waitvar, create_then_get_returns_initial_value)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 0x123456789abcdef0ULL, &id));
+	ASSERT_NE(0U, id);
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	ASSERT_EQ(0x123456789abcdef0ULL, value);
+}
+
+TEST_F(waitvar, set_is_seen_by_get)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 1, &id));
+	ASSERT_EQ(0, wv_set(self->fd, id, UINT64_MAX));
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	ASSERT_EQ(UINT64_MAX, value);
+}
+
+TEST_F(waitvar, wait_returns_at_once_when_condition_holds)
+{
+	uint64_t seen = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 5, &id));
+	ASSERT_EQ(0, wv_wait(self->fd, id, WAITVAR_OP_EQ, 5, NO_TIMEOUT, &seen));
+	ASSERT_EQ(5U, seen);
+}
+
+TEST_F(waitvar, every_op_compares_as_documented)
+{
+	static const struct {
+		uint32_t op;
+		uint64_t value, operand;
+		bool holds;
+	} cases[] = {
+		{ WAITVAR_OP_EQ, 7, 7, true },  { WAITVAR_OP_EQ, 7, 8, false },
+		{ WAITVAR_OP_NE, 7, 8, true },  { WAITVAR_OP_NE, 7, 7, false },
+		{ WAITVAR_OP_LT, 7, 8, true },  { WAITVAR_OP_LT, 8, 8, false },
+		{ WAITVAR_OP_LE, 8, 8, true },  { WAITVAR_OP_LE, 9, 8, false },
+		{ WAITVAR_OP_GT, 9, 8, true },  { WAITVAR_OP_GT, 8, 8, false },
+		{ WAITVAR_OP_GE, 8, 8, true },  { WAITVAR_OP_GE, 7, 8, false },
+		/* unsigned: all ones is the largest value */
+		{ WAITVAR_OP_GT, UINT64_MAX, 1, true },
+		{ WAITVAR_OP_LT, UINT64_MAX, 1, false },
+	};
+	uint32_t id = 0;
+	size_t i;
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &id));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(0, wv_set(self->fd, id, cases[i].value));
+		/* timeout 0: a poll of the condition */
+		EXPECT_EQ(cases[i].holds ? 0 : -ETIMEDOUT,
+			  wv_wait(self->fd, id, cases[i].op, cases[i].operand, 0, NULL))
+			TH_LOG("case %zu: op %u value %llu operand %llu", i, cases[i].op,
+			       (unsigned long long)cases[i].value,
+			       (unsigned long long)cases[i].operand);
+	}
+}
+
+TEST_F(waitvar, waiter_sleeps_until_set_makes_condition_true)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1,
+			    .timeout_ns = NO_TIMEOUT };
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+
+	/* A change that leaves the condition false must not end the wait. */
+	ASSERT_EQ(0, wv_set(self->fd, w.id, 2));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, atomic_load(&w.done));
+
+	ASSERT_EQ(0, wv_set(self->fd, w.id, 1));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	ASSERT_EQ(0, w.ret);
+	ASSERT_EQ(1U, w.seen);
+}
+
+TEST_F(waitvar, wake_without_change_leaves_waiter_asleep)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_NE, .operand = 0,
+			    .timeout_ns = NO_TIMEOUT };
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_id_cmd(self->fd, WAITVAR_IOC_WAKE, w.id));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, atomic_load(&w.done));
+
+	ASSERT_EQ(0, wv_set(self->fd, w.id, 3));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	ASSERT_EQ(0, w.ret);
+	ASSERT_EQ(3U, w.seen);
+}
+
+TEST_F(waitvar, timeout_returns_etimedout_not_before_it_passes)
+{
+	const long long timeout = 200 * NSEC_PER_MSEC;
+	long long start, elapsed;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &id));
+	start = now_ns();
+	ASSERT_EQ(-ETIMEDOUT, wv_wait(self->fd, id, WAITVAR_OP_EQ, 1, timeout, NULL));
+	elapsed = now_ns() - start;
+	EXPECT_GE(elapsed, timeout);
+	/* Generous: emulated guests can be slow, but not by seconds. */
+	EXPECT_LT(elapsed, timeout + 5000 * NSEC_PER_MSEC);
+}
+
+TEST_F(waitvar, timed_wait_ends_early_when_condition_becomes_true)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_GE, .operand = 10,
+			    .timeout_ns = 60000 * NSEC_PER_MSEC };
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_set(self->fd, w.id, 11));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	ASSERT_EQ(0, w.ret);
+	ASSERT_EQ(11U, w.seen);
+}
+
+static void check_signal_interrupts(struct __test_metadata *_metadata, int fd,
+				    long long timeout_ns)
+{
+	struct waiter w = { .fd = fd, .op = WAITVAR_OP_EQ, .operand = 1,
+			    .timeout_ns = timeout_ns };
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART */
+	uint64_t value = 1;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, wv_create(fd, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, pthread_kill(w.thread, SIGUSR1));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	ASSERT_EQ(-EINTR, w.ret);
+	ASSERT_EQ(0, wv_get(fd, w.id, &value));
+	ASSERT_EQ(0U, value);
+}
+
+TEST_F(waitvar, signal_interrupts_untimed_wait_with_eintr)
+{
+	check_signal_interrupts(_metadata, self->fd, NO_TIMEOUT);
+}
+
+TEST_F(waitvar, signal_interrupts_timed_wait_with_eintr)
+{
+	check_signal_interrupts(_metadata, self->fd, 60000 * NSEC_PER_MSEC);
+}
+
+TEST_F(waitvar, destroy_wakes_waiter_with_eidrm)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1,
+			    .timeout_ns = NO_TIMEOUT };
+	uint64_t value = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_id_cmd(self->fd, WAITVAR_IOC_DESTROY, w.id));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	ASSERT_EQ(-EIDRM, w.ret);
+	ASSERT_EQ(-ENOENT, wv_get(self->fd, w.id, &value));
+}
+
+TEST_F(waitvar, unknown_command_returns_enotty)
+{
+	struct waitvar_create arg = {};
+	char small[4] = {};
+
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(WAITVAR_IOC_MAGIC, 0x7f)));
+	EXPECT_EQ(ENOTTY, errno);
+	/* A known number with the wrong size is another command. */
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(WAITVAR_IOC_MAGIC, 0x00, char[4]), small));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR('x', 0x00, struct waitvar_create), &arg));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(waitvar, bad_pointer_returns_efault)
+{
+	static const unsigned long cmds[] = {
+		WAITVAR_IOC_CREATE, WAITVAR_IOC_DESTROY, WAITVAR_IOC_GET,
+		WAITVAR_IOC_SET, WAITVAR_IOC_WAIT, WAITVAR_IOC_WAKE,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	struct waitvar_value *ro;
+	uint32_t id = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(-1, ioctl(self->fd, cmds[i], NULL));
+		EXPECT_EQ(EFAULT, errno) TH_LOG("command %#lx", cmds[i]);
+	}
+
+	/* Readable but not writable: GET cannot return its result. */
+	ASSERT_EQ(0, wv_create(self->fd, 9, &id));
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ro->id = id;
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_GET, ro));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(ro, page);
+}
+
+TEST_F(waitvar, unknown_id_returns_enoent)
+{
+	static const uint32_t ids[] = { 0, 12345, UINT32_MAX };
+	uint64_t value = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		EXPECT_EQ(-ENOENT, wv_get(self->fd, ids[i], &value));
+		EXPECT_EQ(-ENOENT, wv_set(self->fd, ids[i], 1));
+		EXPECT_EQ(-ENOENT, wv_wait(self->fd, ids[i], WAITVAR_OP_EQ, 0, 0, NULL));
+		EXPECT_EQ(-ENOENT, wv_id_cmd(self->fd, WAITVAR_IOC_WAKE, ids[i]));
+		EXPECT_EQ(-ENOENT, wv_id_cmd(self->fd, WAITVAR_IOC_DESTROY, ids[i]));
+	}
+}
+
+TEST_F(waitvar, nonzero_reserved_or_flags_return_einval_and_change_nothing)
+{
+	struct waitvar_create create = { .value = 1, .flags = 1 };
+	struct waitvar_value set = { .value = 2, .flags = 1 };
+	struct waitvar_wait wait = { .op = WAITVAR_OP_EQ, .operand = 1 };
+	struct waitvar_id id_arg = { .flags = 1 };
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
+	EXPECT_EQ(EINVAL, errno);
+	create.flags = 0;
+	create.reserved[1] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Nothing was created: the first variable still gets the first id. */
+	ASSERT_EQ(0, wv_create(self->fd, 1, &id));
+	ASSERT_EQ(1U, id);
+
+	set.id = id;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_SET, &set));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	EXPECT_EQ(1U, value);
+
+	id_arg.id = id;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_DESTROY, &id_arg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE, &id_arg));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+
+	wait.id = id;
+	wait.reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+	wait.reserved = 0;
+	wait.flags = 1U << 31;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+	wait.flags = 0;
+	wait.op = WAITVAR_OP_COUNT;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(waitvar, variables_are_private_to_the_open_file)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+	int other;
+
+	ASSERT_EQ(0, wv_create(self->fd, 4, &id));
+	other = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(-ENOENT, wv_get(other, id, &value));
+	EXPECT_EQ(-ENOENT, wv_set(other, id, 5));
+	close(other);
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	EXPECT_EQ(4U, value);
+}
+
+TEST_F(waitvar, per_file_limit_returns_enospc)
+{
+	unsigned int limit = 0, i;
+	uint32_t id = 0, last = 0;
+	FILE *f;
+
+	f = fopen("/sys/module/waitvar/parameters/max_vars_per_file", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%u", &limit));
+	fclose(f);
+	if (limit > 100000)
+		SKIP(return, "max_vars_per_file=%u is too large to fill", limit);
+
+	for (i = 0; i < limit; i++)
+		ASSERT_EQ(0, wv_create(self->fd, i, &last)) TH_LOG("variable %u", i);
+	ASSERT_EQ(-ENOSPC, wv_create(self->fd, 0, &id));
+	/* Destroying one makes room for one. */
+	ASSERT_EQ(0, wv_id_cmd(self->fd, WAITVAR_IOC_DESTROY, last));
+	ASSERT_EQ(0, wv_create(self->fd, 0, &id));
+	ASSERT_EQ(-ENOSPC, wv_create(self->fd, 0, &id));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Checks of the harness itself: feed ktap-verdict.sh console logs whose
+# verdict is known (first line: "expect: EXIT | LAST LINE [| timed-out]")
+# and compare.  Prints TAP; exits non-zero if any case disagrees.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cases=("$here"/verdict-cases/*.console)
+echo "TAP version 13"
+echo "1..${#cases[@]}"
+n=0 bad=0
+for c in "${cases[@]}"; do
+	n=$((n + 1))
+	IFS='|' read -r want_rc want_last flag < <(head -n 1 "$c" | sed 's/^expect: //')
+	want_rc=${want_rc// /}
+	want_last=$(sed 's/^ *//; s/ *$//' <<<"$want_last")
+	args=(--console "$c")
+	[[ ${flag:-} != *timed-out* ]] || args+=(--timed-out)
+	rc=0
+	out=$("$here/ktap-verdict.sh" "${args[@]}" 2>&1) || rc=$?
+	last=$(tail -n 1 <<<"$out")
+	name=$(basename "$c" .console)
+	if [ "$rc" = "$want_rc" ] && [ "$last" = "$want_last" ]; then
+		echo "ok $n $name"
+	else
+		echo "not ok $n $name"
+		echo "# want exit $want_rc and '$want_last', got exit $rc and:"
+		printf '#   %s\n' "${out//$'\n'/$'\n'#   }"
+		bad=$((bad + 1))
+	fi
+done
+[ "$bad" = 0 ]
