@@ -431,6 +431,10 @@ stage_guest_files() {
 	echo "staged $STAGE"
 }
 
+count_suites() {
+	grep -cv '^[[:space:]]*\(#\|$\)' "$STAGE/suites"
+}
+
 host_checks() {
 	"$TOP/tests/host/test-ktap-verdict.sh"
 }
@@ -468,7 +472,7 @@ boot_guest() {
 	else
 		# Warnings and worse reach the console; the rest is in guest/dmesg.txt.
 		append+=" loglevel=4"
-		nsuites=$(grep -cv '^[[:space:]]*\(#\|$\)' "$STAGE/suites")
+		nsuites=$(count_suites)
 	fi
 	# TCG boots in seconds, a KASAN kernel in tens; leave room for both.
 	host_limit=$((TIMEOUT * (nsuites + 1) + 180))
@@ -482,6 +486,8 @@ boot_guest() {
 
 verdict() {
 	local args=(--console "$RUN_DIR/console.log" --ktap "$RUN_DIR/results.ktap")
+	# The runner's plan: module load, each suite, module unload.
+	args+=(--expect-plan $(($(count_suites) + 2)))
 	[ ! -f "$RUN_DIR/guest/dmesg.txt" ] || args+=(--dmesg "$RUN_DIR/guest/dmesg.txt")
 	[ "$QEMU_RC" != 124 ] || args+=(--timed-out)
 	local rc=0

@@ -2,6 +2,7 @@
 # ktap-verdict.sh: the host's verdict on a guest run.
 #
 #   ktap-verdict.sh --console LOG [--dmesg LOG] [--ktap OUT] [--timed-out]
+#                   [--expect-plan N]
 #   ktap-verdict.sh --splats-only --console LOG [--dmesg LOG]
 #
 # Takes the runner's KTAP from the console log (kernel lines, which carry a
@@ -12,13 +13,14 @@
 # "N passed, N failed".
 set -euo pipefail
 
-console='' dmesg='' ktap_out='' timed_out=0 splats_only=0
+console='' dmesg='' ktap_out='' timed_out=0 splats_only=0 expect_plan=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--console) console=$2; shift ;;
 	--dmesg) dmesg=$2; shift ;;
 	--ktap) ktap_out=$2; shift ;;
 	--timed-out) timed_out=1 ;;
+	--expect-plan) expect_plan=$2; shift ;;
 	--splats-only) splats_only=1 ;;
 	*) echo "ktap-verdict.sh: unknown argument '$1'" >&2; exit 64 ;;
 	esac
@@ -57,7 +59,7 @@ tr -d '\r' <"$console" |
 
 # Prints problems (one per line), then "counts PASS FAIL SKIP".
 parse_ktap() {
-	awk '
+	awk -v expect_plan="$expect_plan" '
 	function depth_of(s) { match(s, /^ */); return int(RLENGTH / 4) }
 	function open_level(d) { plan[d] = -1; count[d] = 0; mark[d] = failed; opened[d] = 1 }
 	function close_levels(from,   d) {
@@ -117,6 +119,8 @@ parse_ktap() {
 			print "no KTAP output on the console"
 		else if (!opened[0] || plan[0] < 0)
 			print "no top-level plan"
+		else if (expect_plan != "" && plan[0] != expect_plan + 0)
+			print "top-level plan 1.." plan[0] " but the run has " expect_plan " tests"
 		close_levels(0)
 		print "counts " passed " " failed " " skipped
 	}' "$ktap"

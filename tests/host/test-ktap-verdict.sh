@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks of the harness itself: feed ktap-verdict.sh console logs whose
-# verdict is known (first line: "expect: EXIT | LAST LINE [| timed-out]")
+# verdict is known (first line: "expect: EXIT | LAST LINE [| timed-out | plan=N]")
 # and compare.  Prints TAP; exits non-zero if any case disagrees.
 set -euo pipefail
 
@@ -16,6 +16,7 @@ for c in "${cases[@]}"; do
 	want_last=$(sed 's/^ *//; s/ *$//' <<<"$want_last")
 	args=(--console "$c")
 	[[ ${flag:-} != *timed-out* ]] || args+=(--timed-out)
+	[[ ${flag:-} != *plan=* ]] || args+=(--expect-plan "${flag##*plan=}")
 	rc=0
 	out=$("$here/ktap-verdict.sh" "${args[@]}" 2>&1) || rc=$?
 	last=$(tail -n 1 <<<"$out")
