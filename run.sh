@@ -144,7 +144,7 @@ set_arch() {
 		DEB_ARCH=arm64
 		KIMAGE=arch/arm64/boot/Image
 		QEMU="qemu-system-aarch64"
-		QEMU_MACHINE=(-M virt -cpu cortex-a57 -accel "tcg,thread=multi" -smp 2 -m 1536)
+		QEMU_MACHINE=(-M virt -cpu cortex-a57 -accel "tcg,thread=multi" -smp 2 -m 512)
 		CONSOLE=ttyAMA0
 		ARCH_PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
 		;;

@@ -13,6 +13,7 @@ out=/mnt/out
 mode="test"
 timeout=300
 console=console
+shared=
 read -ra cmdline </proc/cmdline
 for arg in "${cmdline[@]}"; do
 	case $arg in
@@ -25,6 +26,16 @@ export PATH=$share/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 export HOME=/root TERM=linux LANG=C.UTF-8
 kmemleak=/sys/kernel/debug/kmemleak
 
+# run.sh --share: mount the folder only if QEMU offers its tag.
+for tag in /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag; do
+	[ -e "$tag" ] || continue
+	read -r -d '' name <"$tag"
+	[ "$name" = waitvar-share ] || continue
+	mkdir -p /mnt/share
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro waitvar-share /mnt/share &&
+		shared=/mnt/share
+done
+
 power_off() {
 	dmesg >"$out/dmesg.txt" 2>&1
 	sync
@@ -36,11 +47,18 @@ load_module() {
 	insmod "$share/waitvar.ko"
 }
 
+# A KTAP diagnostic with the guest's uptime, to see where a run spends time.
+uptime_note() {
+	local up
+	read -r up _ </proc/uptime
+	echo "# $1 at ${up}s"
+}
+
 # The leak report goes to the console, where the host's verdict finds it.
 scan_for_leaks() {
 	[ -e "$kmemleak" ] || return 0
-	# kmemleak ignores objects younger than 5 s; give the tests' ones time.
-	sleep 6
+	# A leak is reported by the second scan that finds it unreferenced and
+	# unchanged; one scan takes longer than kmemleak's 5 s minimum age.
 	echo scan >"$kmemleak"
 	echo scan >"$kmemleak"
 	if [ -s "$kmemleak" ]; then
@@ -67,6 +85,7 @@ run_tests() {
 
 	echo "KTAP version 1"
 	echo "1..$((${#suites[@]} + 2))"
+	uptime_note "runner started"
 	load_module 2>&1 | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
 	result $n waitvar_module_load "$rc"
@@ -80,7 +99,9 @@ run_tests() {
 	rmmod waitvar 2>&1 | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
 	result $n waitvar_module_unload "$rc"
+	uptime_note "tests done"
 	scan_for_leaks
+	uptime_note "leak scan done"
 }
 
 run_shell() {
@@ -100,7 +121,7 @@ run_command() {
 	if ! load_module 2>"$out/cmd.stderr"; then
 		echo "runner: insmod waitvar.ko failed" >>"$out/cmd.stderr"
 	fi
-	if mountpoint -q /mnt/share; then cd /mnt/share || return; else cd /root || return; fi
+	cd "${shared:-/root}" || return
 	timeout -k 5 "$timeout" bash "$out/cmd.sh" \
 		>"$out/cmd.stdout" 2>>"$out/cmd.stderr" </dev/null || rc=$?
 	echo "$rc" >"$out/cmd.status"
