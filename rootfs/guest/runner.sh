@@ -59,11 +59,14 @@ scan_for_leaks() {
 	[ -e "$kmemleak" ] || return 0
 	# A leak is reported by the second scan that finds it unreferenced and
 	# unchanged; one scan takes longer than kmemleak's 5 s minimum age.
+	local report
 	echo scan >"$kmemleak"
 	echo scan >"$kmemleak"
-	if [ -s "$kmemleak" ]; then
+	# debugfs files have no size: read the report to see if there is one.
+	report=$(head -c 65536 "$kmemleak")
+	if [ -n "$report" ]; then
 		echo "# kmemleak report:"
-		sed 's/^/# /' "$kmemleak"
+		printf '%s\n' "$report" | sed 's/^/# /'
 	fi
 }
 
