@@ -182,17 +182,17 @@ step() {
 	shift
 	STEP_NO=$((STEP_NO + 1))
 	log=$RUN_DIR/$(printf '%02d' "$STEP_NO")-$name.log
-	printf '[%2d] %-16s ' "$STEP_NO" "$name"
+	printf '[%2d] %-16s ' "$STEP_NO" "$name" >&2
 	# In the background, so that errexit stays on inside the step.
 	if [ "$VERBOSE" = 1 ]; then
-		echo
-		(set -o pipefail; ("$@") 2>&1 | tee "$log") &
+		echo >&2
+		(set -o pipefail; ("$@") 2>&1 | tee "$log" >&2) &
 	else
 		("$@") >"$log" 2>&1 &
 	fi
 	wait $! || rc=$?
 	[ $rc = 0 ] || fail_step "$name" "$log"
-	printf 'ok %4ss  %s\n' $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-60)"
+	printf 'ok %4ss  %s\n' $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-60)" >&2
 }
 
 hash_files() {
@@ -499,7 +499,6 @@ verdict() {
 # ---------------------------------------------------------------- commands
 
 build_all() {
-	step packages ensure_packages
 	step kernel-source ensure_kernel_source
 	step apply-series apply_series
 	step configure configure_kernel
@@ -512,18 +511,18 @@ build_all() {
 
 boot_and_judge() {
 	local mode=$1 t0=$SECONDS rc=0
-	printf '[%2d] %-16s ' $((STEP_NO + 1)) "boot-$mode"
+	printf '[%2d] %-16s ' $((STEP_NO + 1)) "boot-$mode" >&2
 	boot_guest "$mode"
-	printf 'done %4ss  qemu exit %s\n' $((SECONDS - t0)) "$QEMU_RC"
+	printf 'done %4ss  qemu exit %s\n' $((SECONDS - t0)) "$QEMU_RC" >&2
 	verdict || rc=$?
 	return $rc
 }
 
 cmd_run() {
 	local rc=0 out=$RUN_DIR/guest t0=$SECONDS
-	printf '[%2d] %-16s ' $((STEP_NO + 1)) boot-run
+	printf '[%2d] %-16s ' $((STEP_NO + 1)) boot-run >&2
 	boot_guest run
-	printf 'done %4ss  qemu exit %s\n' $((SECONDS - t0)) "$QEMU_RC"
+	printf 'done %4ss  qemu exit %s\n' $((SECONDS - t0)) "$QEMU_RC" >&2
 	[ ! -f "$out/cmd.stdout" ] || cat "$out/cmd.stdout"
 	[ ! -f "$out/cmd.stderr" ] || cat "$out/cmd.stderr" >&2
 	local args=(--splats-only --console "$RUN_DIR/console.log")
@@ -563,8 +562,9 @@ main() {
 	mkdir -p "$CACHE"
 	plan_paths
 	new_run_dir
-	echo "waitvar $COMMAND: arch $ARCH, kernel config $CONFIG, logs in $RUN_DIR"
+	echo "waitvar $COMMAND: arch $ARCH, kernel config $CONFIG, logs in $RUN_DIR" >&2
 
+	step packages ensure_packages
 	[ "$COMMAND" != test ] || step host-checks host_checks
 	build_all
 	case $COMMAND in

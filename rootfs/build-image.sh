@@ -21,7 +21,7 @@ ensure_binfmt() {
 	fi
 	mountpoint -q /proc/sys/fs/binfmt_misc ||
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-	[ -e "$entry" ] || update-binfmts --enable "qemu-$qarch" || true
+	grep -qx enabled "$entry" 2>/dev/null || update-binfmts --enable "qemu-$qarch" || true
 	if ! grep -qx enabled "$entry" 2>/dev/null; then
 		echo "build-image.sh: $entry is not enabled;" \
 			"install qemu-user-static and binfmt-support, then: update-binfmts --enable qemu-$qarch" >&2

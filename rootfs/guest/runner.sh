@@ -24,6 +24,7 @@ for arg in "${cmdline[@]}"; do
 done
 export PATH=$share/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=linux LANG=C.UTF-8
+echo waitvar >/proc/sys/kernel/hostname
 kmemleak=/sys/kernel/debug/kmemleak
 
 # run.sh --share: mount the folder only if QEMU offers its tag.
@@ -115,7 +116,8 @@ run_shell() {
 	(on PATH); a --share folder is at /mnt/share.  'poweroff' to leave.
 	TXT
 	cd /root || true
-	setsid -c -w bash -l <"/dev/$console" >"/dev/$console" 2>&1 || rc=$?
+	# Not a login shell: /etc/profile would reset PATH.
+	setsid -c -w bash -i <"/dev/$console" >"/dev/$console" 2>&1 || rc=$?
 	return $rc
 }
 
