@@ -53,7 +53,8 @@ EOF
 
 die_usage() {
 	echo "run.sh: $*" >&2
-	echo "Try './run.sh --help'." >&2
+	echo >&2
+	usage >&2
 	exit "$EX_USAGE"
 }
 
@@ -255,7 +256,7 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 ensure_packages() {
 	local pkgs=(linux-source-6.1 "${ARCH_PACKAGES[@]}" debootstrap
 		qemu-user-static binfmt-support bc flex bison libssl-dev libelf-dev
-		ccache e2fsprogs make gcc rsync patch kmod cpio xz-utils)
+		ccache e2fsprogs make gcc rsync patch kmod cpio xz-utils shellcheck)
 	local missing=() p
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -298,6 +299,7 @@ apply_series() {
 		return 0
 	fi
 	rm -rf "$new"
+	mkdir -p "${new%/*}"
 	cp -a "$SRC" "$new"
 	for p in "${PATCHES[@]}"; do
 		echo "applying ${p##*/}"
@@ -437,6 +439,7 @@ count_suites() {
 
 host_checks() {
 	"$TOP/tests/host/test-ktap-verdict.sh"
+	"$TOP/tests/host/check-shell.sh"
 }
 
 # ---------------------------------------------------------------- guest
@@ -541,6 +544,12 @@ cmd_run() {
 }
 
 cmd_clean() {
+	[ -d "$CACHE" ] || { echo "nothing to clean: no $CACHE"; return 0; }
+	# Never rm -rf a folder that run.sh did not make (WAITVAR_CACHE=/ ...).
+	if [ ! -f "$CACHE/.waitvar-cache" ]; then
+		echo "run.sh: $CACHE has no .waitvar-cache marker: not removing it" >&2
+		exit "$EX_USAGE"
+	fi
 	case $CLEAN_PART in
 	'') rm -rf "$CACHE" ;;
 	kernel) rm -rf "$CACHE/kernel" ;;
@@ -560,13 +569,18 @@ main() {
 	fi
 	set_arch
 	mkdir -p "$CACHE"
+	touch "$CACHE/.waitvar-cache"
 	plan_paths
 	new_run_dir
 	echo "waitvar $COMMAND: arch $ARCH, kernel config $CONFIG, logs in $RUN_DIR" >&2
 
+	# One build at a time per cache; guests of earlier runs may still be up.
+	exec 9>"$CACHE/.build.lock"
+	flock -w 3600 9 || { echo "run.sh: another run.sh holds $CACHE/.build.lock" >&2; exit "$EX_HARNESS"; }
 	step packages ensure_packages
 	[ "$COMMAND" != test ] || step host-checks host_checks
 	build_all
+	flock -u 9
 	case $COMMAND in
 	build) echo "built: $KBUILD/$KIMAGE, $STAGE" ;;
 	main | test) boot_and_judge test ;;
