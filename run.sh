@@ -256,7 +256,8 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 ensure_packages() {
 	local pkgs=(linux-source-6.1 "${ARCH_PACKAGES[@]}" debootstrap
 		qemu-user-static binfmt-support bc flex bison libssl-dev libelf-dev
-		ccache e2fsprogs make gcc rsync patch kmod cpio xz-utils shellcheck)
+		ccache e2fsprogs make gcc rsync patch kmod cpio xz-utils shellcheck
+		python3-ply python3-git)
 	local missing=() p
 	for p in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -430,11 +431,19 @@ stage_guest_files() {
 	cp "$TOP/rootfs/guest/runner.sh" "$STAGE/runner.sh"
 	cp "$MOD_BUILD/src/waitvar.ko" "$STAGE/waitvar.ko"
 	cp "$TOP/tests/guest/suites" "$STAGE/suites"
+	# KUnit suites built as modules (the debug config): the runner loads them.
+	rm -rf "$STAGE/kunit"
+	mkdir -p "$STAGE/kunit"
+	find "$KBUILD" -name '*_kunit.ko' -exec cp {} "$STAGE/kunit/" \;
 	echo "staged $STAGE"
 }
 
 count_suites() {
 	grep -cv '^[[:space:]]*\(#\|$\)' "$STAGE/suites"
+}
+
+check_series() {
+	"$TOP/kernel-patches/check-series.sh" "$SRC"
 }
 
 host_checks() {
@@ -489,8 +498,8 @@ boot_guest() {
 
 verdict() {
 	local args=(--console "$RUN_DIR/console.log" --ktap "$RUN_DIR/results.ktap")
-	# The runner's plan: module load, each suite, module unload.
-	args+=(--expect-plan $(($(count_suites) + 2)))
+	# The runner's plan: module load, each suite, each KUnit module, unload.
+	args+=(--expect-plan $(($(count_suites) + $(find "$STAGE/kunit" -name '*.ko' | wc -l) + 2)))
 	[ ! -f "$RUN_DIR/guest/dmesg.txt" ] || args+=(--dmesg "$RUN_DIR/guest/dmesg.txt")
 	[ "$QEMU_RC" != 124 ] || args+=(--timed-out)
 	local rc=0
@@ -503,6 +512,7 @@ verdict() {
 
 build_all() {
 	step kernel-source ensure_kernel_source
+	[ "$COMMAND" != test ] || step check-series check_series
 	step apply-series apply_series
 	step configure configure_kernel
 	step build-kernel build_kernel

@@ -68,9 +68,9 @@ static struct waitvar_var *waitvar_get(struct waitvar_file *wf, u32 id)
 	return var;
 }
 
-/* Both sides of wake_up_var() need a full barrier; this is the waker's. */
 static void waitvar_wake(struct waitvar_var *var)
 {
+	/* Order the update before wake_up_var()'s lockless waiter check. */
 	smp_mb();
 	wake_up_var(&var->value);
 }
@@ -255,10 +255,9 @@ static long waitvar_wait(struct waitvar_file *wf, void __user *uarg)
 	if (arg.flags & WAITVAR_WAIT_TIMEOUT) {
 		long timeout = waitvar_timeout_jiffies(arg.timeout_ns);
 
-		ret = ___wait_var_event(&var->value,
-					___wait_cond_timeout(waitvar_wait_done(var, &arg, &seen)),
-					TASK_INTERRUPTIBLE, 0, timeout,
-					__ret = schedule_timeout(__ret));
+		ret = wait_var_event_interruptible_timeout(&var->value,
+							   waitvar_wait_done(var, &arg, &seen),
+							   timeout);
 		if (!ret)
 			ret = -ETIMEDOUT;
 		else if (ret > 0)

@@ -81,14 +81,37 @@ result() {
 	esac
 }
 
+# run_kunit N MODULE: KUnit runs a test module's suites while it loads and
+# keeps each suite's KTAP in debugfs; print it as subtests of test N.
+run_kunit() {
+	local n=$1 ko=$2 name rc failed=0 dir
+	local kunit=/sys/kernel/debug/kunit
+	name=$(basename "$ko" .ko)
+	ls "$kunit" >/tmp/kunit.before 2>/dev/null
+	insmod "$ko" 2>&1 | sed 's/^/# /'
+	rc=${PIPESTATUS[0]}
+	ls "$kunit" >/tmp/kunit.after 2>/dev/null
+	while read -r dir; do
+		sed 's/^/    /' "$kunit/$dir/results"
+		tail -n 1 "$kunit/$dir/results" | grep -q '^ok ' || failed=1
+	done < <(comm -13 /tmp/kunit.before /tmp/kunit.after)
+	# No suite at all is a failure too: the module ran nothing.
+	cmp -s /tmp/kunit.before /tmp/kunit.after && failed=1
+	rmmod "$name" 2>&1 | sed 's/^/# /'
+	[ "$rc" = 0 ] && [ "$failed" = 0 ] && rc=0 || rc=1
+	result "$n" "$name" "$rc"
+}
+
 run_tests() {
-	local suites=() n=1 name rc
+	local suites=() kunits=() n=1 name rc ko
 	grep -v '^[[:space:]]*\(#\|$\)' "$share/suites" >/tmp/suites
 	mapfile -t suites </tmp/suites
+	kunits=("$share"/kunit/*.ko)
+	[ -e "${kunits[0]}" ] || kunits=()
 	[ -e "$kmemleak" ] && echo clear >"$kmemleak"
 
 	echo "KTAP version 1"
-	echo "1..$((${#suites[@]} + 2))"
+	echo "1..$((${#suites[@]} + ${#kunits[@]} + 2))"
 	uptime_note "runner started"
 	load_module 2>&1 | sed 's/^/# /'
 	rc=${PIPESTATUS[0]}
@@ -98,6 +121,10 @@ run_tests() {
 		timeout -k 5 "$timeout" stdbuf -oL -eL "$share/bin/$name" 2>&1 |
 			sed -u 's/^/    /'
 		result $n "$name" "${PIPESTATUS[0]}"
+	done
+	for ko in "${kunits[@]}"; do
+		n=$((n + 1))
+		run_kunit "$n" "$ko"
 	done
 	n=$((n + 1))
 	rmmod waitvar 2>&1 | sed 's/^/# /'
