@@ -443,7 +443,35 @@ count_suites() {
 }
 
 check_series() {
-	"$TOP/kernel-patches/check-series.sh" "$SRC"
+	local stamp=$CACHE/kernel/series-check.ok key
+	key="$SERIES_HASH $(cat "$SRC/.waitvar-source")"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
+		cat "$CACHE/kernel/series-check.tap"
+		echo "series $SERIES_HASH checked before: applies, checkpatch --strict clean"
+		return 0
+	fi
+	rm -f "$stamp"
+	mkdir -p "$CACHE/kernel"
+	"$TOP/kernel-patches/check-series.sh" "$SRC" | tee "$CACHE/kernel/series-check.tap"
+	echo "$key" >"$stamp"
+	echo "series $SERIES_HASH: applies, checkpatch --strict clean"
+}
+
+# Each patch must build on its own (bisectable) and add no W=1 warning; the
+# check is redone only when the series or the config changes.
+build_each_patch() {
+	local dir=$CACHE/kernel/build/$ARCH-each-patch
+	local stamp=$dir.ok
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$CONFIG_HASH" ]; then
+		echo "each patch built on its own for config $CONFIG_HASH"
+		return 0
+	fi
+	rm -rf "$stamp" "$dir"
+	ARCH=$KARCH CROSS_COMPILE=$CROSS CC="ccache ${CROSS}gcc" \
+		"$TOP/kernel-patches/check-series.sh" "$SRC" --build "$KBUILD/.config" "$dir"
+	rm -rf "$dir"
+	echo "$CONFIG_HASH" >"$stamp"
+	echo "each patch built on its own for config $CONFIG_HASH"
 }
 
 host_checks() {
@@ -516,6 +544,7 @@ build_all() {
 	step apply-series apply_series
 	step configure configure_kernel
 	step build-kernel build_kernel
+	[ "$COMMAND" != test ] || step build-each-patch build_each_patch
 	step build-module build_module
 	step build-userspace build_userspace
 	step rootfs ensure_rootfs

@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
-# check-series.sh PRISTINE_TREE: apply kernel-patches/series, one patch at a
-# time, to a scratch copy of the pristine tree and run checkpatch.pl --strict
-# on each.  Prints one TAP line per patch; fails naming the patch that does
-# not apply or is not clean.
+# check-series.sh PRISTINE_TREE [--build CONFIG BUILD_DIR]
+#
+# Applies kernel-patches/series, one patch at a time, to a scratch copy of
+# the pristine tree and runs checkpatch.pl --strict on each.  With --build,
+# also compiles, after each patch, the objects it touches (a .c file that is
+# #included by another is built through that one) and fs/inode.o as a user
+# of any header it changes, with W=1, using CONFIG as .config and the
+# toolchain in ARCH, CROSS_COMPILE and CC: each patch must build on its own
+# and add no W=1 warning in the files it touches.
+# Prints one TAP line per patch; fails naming the patch that does not apply,
+# is not clean or does not build.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-src=${1:?usage: check-series.sh PRISTINE_TREE}
+usage="usage: check-series.sh PRISTINE_TREE [--build CONFIG BUILD_DIR]"
+src=${1:?$usage}
+config='' obj=''
+if [ $# -gt 1 ]; then
+	if [ $# -ne 4 ] || [ "$2" != --build ]; then
+		echo "$usage" >&2
+		exit 64
+	fi
+	config=$3 obj=$4
+	[ -f "$config" ] || { echo "check-series.sh: no config file $config" >&2; exit 64; }
+fi
 [ -f "$src/scripts/checkpatch.pl" ] || { echo "check-series.sh: no kernel tree at $src" >&2; exit 64; }
 
 mapfile -t patches < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$here/series")
@@ -17,6 +34,50 @@ cp -a "$src/." "$scratch/"
 # spdxcheck.py (run by checkpatch) needs Debian's python3-ply and python3-git,
 # not whatever python3 comes first on PATH.
 export PATH=/usr/bin:$PATH
+
+# The files a patch touches, from its diff headers.
+touched_files() {
+	sed -n 's@^+++ b/@@p' "$1"
+}
+
+# Make targets that compile what a patch touches.
+build_targets() {
+	local f inc headers=0
+	while read -r f; do
+		case $f in
+		*.h) headers=1 ;;
+		*.c)
+			inc=$(grep -l "^#include \"${f##*/}\"" "$scratch/${f%/*}"/*.c 2>/dev/null | head -n 1 || true)
+			[ -z "$inc" ] || f=${inc#"$scratch"/}
+			echo "${f%.c}.o"
+			;;
+		esac
+	done < <(touched_files "$1")
+	[ "$headers" = 0 ] || echo fs/inode.o
+}
+
+kmake() {
+	make -C "$scratch" O="$obj" ${CC:+CC="$CC"} -j"$(nproc)" "$@"
+}
+
+build_patch() {
+	local file=$1 targets
+	mapfile -t targets < <(build_targets "$file" | sort -u)
+	[ ${#targets[@]} -gt 0 ] || return 0
+	# Again each time: a patch may add the Kconfig symbols CONFIG asks for.
+	cp "$config" "$obj/.config"
+	kmake olddefconfig >"$scratch/.build.out" 2>&1 || return 1
+	kmake W=1 "${targets[@]}" >>"$scratch/.build.out" 2>&1 || return 1
+	# Only the patch's own files must be W=1 clean; the tree has old warnings.
+	! grep -F -f <(touched_files "$file") "$scratch/.build.out" | grep -q 'warning:'
+}
+
+if [ -n "$obj" ]; then
+	mkdir -p "$obj"
+	cp "$config" "$obj/.config"
+	kmake olddefconfig >/dev/null
+	kmake prepare >/dev/null
+fi
 
 echo "TAP version 13"
 echo "1..${#patches[@]}"
@@ -37,12 +98,18 @@ for p in "${patches[@]}"; do
 	fi
 	(cd "$scratch" && perl scripts/checkpatch.pl --strict "$file" >"$scratch/.checkpatch.out" 2>&1) || true
 	summary=$(grep '^total:' "$scratch/.checkpatch.out" || echo "total: no summary")
-	if [[ $summary == "total: 0 errors, 0 warnings, 0 checks, "* ]]; then
-		echo "ok $n $p # $summary"
-	else
+	if [[ $summary != "total: 0 errors, 0 warnings, 0 checks, "* ]]; then
 		echo "not ok $n $p # checkpatch: $summary"
 		sed 's/^/# /' "$scratch/.checkpatch.out"
 		bad=$((bad + 1))
+	elif [ -n "$obj" ] && ! build_patch "$file"; then
+		echo "not ok $n $p # does not build W=1-clean on its own: $(build_targets "$file" | sort -u | paste -sd' ')"
+		grep -E 'error|warning' "$scratch/.build.out" | head -n 20 | sed 's/^/# /'
+		bad=$((bad + 1))
+	elif [ -n "$obj" ]; then
+		echo "ok $n $p # $summary; built $(build_targets "$file" | sort -u | paste -sd' ')"
+	else
+		echo "ok $n $p # $summary"
 	fi
 done
 [ "$bad" = 0 ]
