@@ -2,7 +2,8 @@
 # check-series.sh PRISTINE_TREE [--build CONFIG BUILD_DIR]
 #
 # Applies kernel-patches/series, one patch at a time, to a scratch copy of
-# the pristine tree and runs checkpatch.pl --strict on each.  With --build,
+# the pristine tree and runs checkpatch.pl --strict on each, and kernel-doc
+# on the C files and headers it touches.  With --build,
 # also compiles, after each patch, the objects it touches (a .c file that is
 # #included by another is built through that one) and fs/inode.o as a user
 # of any header it changes, with W=1, using CONFIG as .config and the
@@ -98,9 +99,15 @@ for p in "${patches[@]}"; do
 	fi
 	(cd "$scratch" && perl scripts/checkpatch.pl --strict "$file" >"$scratch/.checkpatch.out" 2>&1) || true
 	summary=$(grep '^total:' "$scratch/.checkpatch.out" || echo "total: no summary")
+	mapfile -t sources < <(touched_files "$file" | grep -E '\.[ch]$' || true)
 	if [[ $summary != "total: 0 errors, 0 warnings, 0 checks, "* ]]; then
 		echo "not ok $n $p # checkpatch: $summary"
 		sed 's/^/# /' "$scratch/.checkpatch.out"
+		bad=$((bad + 1))
+	elif [ ${#sources[@]} -gt 0 ] &&
+		! (cd "$scratch" && perl scripts/kernel-doc -none -Werror "${sources[@]}" >"$scratch/.kdoc.out" 2>&1); then
+		echo "not ok $n $p # kernel-doc warnings"
+		sed 's/^/# /' "$scratch/.kdoc.out"
 		bad=$((bad + 1))
 	elif [ -n "$obj" ] && ! build_patch "$file"; then
 		echo "not ok $n $p # does not build W=1-clean on its own: $(build_targets "$file" | sort -u | paste -sd' ')"
