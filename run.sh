@@ -444,7 +444,7 @@ count_suites() {
 
 check_series() {
 	local stamp=$CACHE/kernel/series-check.ok key
-	key="$SERIES_HASH $(cat "$SRC/.waitvar-source")"
+	key="$SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh") $(cat "$SRC/.waitvar-source")"
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
 		cat "$CACHE/kernel/series-check.tap"
 		echo "series $SERIES_HASH checked before: applies, checkpatch --strict clean"
@@ -461,8 +461,9 @@ check_series() {
 # check is redone only when the series or the config changes.
 build_each_patch() {
 	local dir=$CACHE/kernel/build/$ARCH-each-patch
-	local stamp=$dir.ok
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$CONFIG_HASH" ]; then
+	local stamp=$dir.ok key
+	key="$CONFIG_HASH $(hash_files "$TOP/kernel-patches/check-series.sh")"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
 		echo "each patch built on its own for config $CONFIG_HASH"
 		return 0
 	fi
@@ -470,7 +471,7 @@ build_each_patch() {
 	ARCH=$KARCH CROSS_COMPILE=$CROSS CC="ccache ${CROSS}gcc" \
 		"$TOP/kernel-patches/check-series.sh" "$SRC" --build "$KBUILD/.config" "$dir"
 	rm -rf "$dir"
-	echo "$CONFIG_HASH" >"$stamp"
+	echo "$key" >"$stamp"
 	echo "each patch built on its own for config $CONFIG_HASH"
 }
 
