@@ -598,7 +598,11 @@ cmd_clean() {
 	build) rm -rf "$CACHE/build" ;;
 	runs) rm -rf "$CACHE/runs" ;;
 	esac
-	echo "removed ${CLEAN_PART:-all of} $CACHE${CLEAN_PART:+ cache}"
+	if [ -z "$CLEAN_PART" ]; then
+		echo "removed the whole cache $CACHE"
+	else
+		echo "removed the $CLEAN_PART part of $CACHE"
+	fi
 }
 
 main() {
