@@ -21,7 +21,12 @@ ensure_binfmt() {
 	fi
 	mountpoint -q /proc/sys/fs/binfmt_misc ||
 		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-	grep -qx enabled "$entry" 2>/dev/null || update-binfmts --enable "qemu-$qarch" || true
+	if ! grep -qx enabled "$entry" 2>/dev/null; then
+		# qemu-user-static's postinst may have run before binfmt_misc was
+		# mounted: import its format again, then enable it.
+		update-binfmts --import "qemu-$qarch" 2>/dev/null || true
+		update-binfmts --enable "qemu-$qarch" || true
+	fi
 	if ! grep -qx enabled "$entry" 2>/dev/null; then
 		echo "build-image.sh: $entry is not enabled;" \
 			"install qemu-user-static and binfmt-support, then: update-binfmts --enable qemu-$qarch" >&2
