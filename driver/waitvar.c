@@ -34,6 +34,9 @@ static_assert(sizeof(struct waitvar_create) == 32);
 static_assert(sizeof(struct waitvar_id) == 8);
 static_assert(sizeof(struct waitvar_value) == 16);
 static_assert(sizeof(struct waitvar_wait) == 40);
+static_assert(sizeof(struct waitvar_wake_nr) == 16);
+
+#define WAITVAR_WAIT_FLAGS	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_EXCLUSIVE)
 
 struct waitvar_var {
 	atomic64_t value;	/* &value keys the hashed wait queue */
@@ -82,7 +85,9 @@ static int waitvar_remove(struct waitvar_file *wf, u32 id)
 	if (!var)
 		return -ENOENT;
 	WRITE_ONCE(var->dead, true);
-	waitvar_wake(var);
+	/* Every waiter must see -EIDRM, exclusive ones included. */
+	smp_mb();
+	wake_up_var_all(&var->value);
 	waitvar_put(var);
 	return 0;
 }
@@ -186,6 +191,28 @@ static long waitvar_wake_var(struct waitvar_file *wf, void __user *uarg)
 	return 0;
 }
 
+static long waitvar_wake_nr(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_wake_nr arg;
+	struct waitvar_var *var;
+	int woken;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.nr > INT_MAX)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	/* No update to order here: the waiters recheck what is there. */
+	woken = wake_up_var_nr(&var->value, arg.nr);
+	waitvar_put(var);
+	arg.woken = woken;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
 static bool waitvar_op_holds(u32 op, u64 value, u64 operand)
 {
 	switch (op) {
@@ -205,21 +232,22 @@ static bool waitvar_op_holds(u32 op, u64 value, u64 operand)
 	return false;
 }
 
-/* What a waiter saw when its wait condition became true. */
-struct waitvar_seen {
+/* What a waiter waits for, and what it saw when its wait ended. */
+struct waitvar_waiter {
+	struct waitvar_var *var;
+	u32 op;
+	u64 operand;
 	u64 value;
 	bool dead;
 };
 
-static bool waitvar_wait_done(struct waitvar_var *var,
-			      const struct waitvar_wait *arg,
-			      struct waitvar_seen *seen)
+static bool waitvar_done(struct waitvar_waiter *w)
 {
-	seen->dead = READ_ONCE(var->dead);
-	if (seen->dead)
+	w->dead = READ_ONCE(w->var->dead);
+	if (w->dead)
 		return true;
-	seen->value = atomic64_read(&var->value);
-	return waitvar_op_holds(arg->op, seen->value, arg->operand);
+	w->value = atomic64_read(&w->var->value);
+	return waitvar_op_holds(w->op, w->value, w->operand);
 }
 
 /*
@@ -235,46 +263,58 @@ static long waitvar_timeout_jiffies(u64 timeout_ns)
 	return ticks + 2;
 }
 
+/* One wait_var_event() variant per combination of WAIT flags. */
+static long waitvar_sleep(struct waitvar_waiter *w, u32 flags, long t)
+{
+	atomic64_t *v = &w->var->value;
+	bool excl = flags & WAITVAR_WAIT_EXCLUSIVE;
+
+	if (!(flags & WAITVAR_WAIT_TIMEOUT)) {
+		if (excl)
+			return wait_var_event_exclusive_interruptible(v, waitvar_done(w));
+		return wait_var_event_interruptible(v, waitvar_done(w));
+	}
+	if (excl)
+		return wait_var_event_exclusive_interruptible_timeout(v, waitvar_done(w), t);
+	return wait_var_event_interruptible_timeout(v, waitvar_done(w), t);
+}
+
 static long waitvar_wait(struct waitvar_file *wf, void __user *uarg)
 {
 	struct waitvar_wait arg;
-	struct waitvar_seen seen = {};
-	struct waitvar_var *var;
-	long ret;
+	struct waitvar_waiter w = {};
+	long ret, timeout = 0;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if ((arg.flags & ~WAITVAR_WAIT_TIMEOUT) || arg.reserved)
+	if ((arg.flags & ~WAITVAR_WAIT_FLAGS) || arg.reserved)
 		return -EINVAL;
 	if (arg.op >= WAITVAR_OP_COUNT)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
-	if (!var)
+	w.var = waitvar_get(wf, arg.id);
+	if (!w.var)
 		return -ENOENT;
+	w.op = arg.op;
+	w.operand = arg.operand;
+
+	if (arg.flags & WAITVAR_WAIT_TIMEOUT)
+		timeout = waitvar_timeout_jiffies(arg.timeout_ns);
+	ret = waitvar_sleep(&w, arg.flags, timeout);
+	waitvar_put(w.var);
 
 	if (arg.flags & WAITVAR_WAIT_TIMEOUT) {
-		long timeout = waitvar_timeout_jiffies(arg.timeout_ns);
-
-		ret = wait_var_event_interruptible_timeout(&var->value,
-							   waitvar_wait_done(var, &arg, &seen),
-							   timeout);
 		if (!ret)
-			ret = -ETIMEDOUT;
-		else if (ret > 0)
+			return -ETIMEDOUT;
+		if (ret > 0)
 			ret = 0;
-	} else {
-		ret = wait_var_event_interruptible(&var->value,
-						   waitvar_wait_done(var, &arg, &seen));
 	}
-	waitvar_put(var);
-
 	if (ret == -ERESTARTSYS)
 		return -EINTR;
 	if (ret)
 		return ret;
-	if (seen.dead)
+	if (w.dead)
 		return -EIDRM;
-	arg.value = seen.value;
+	arg.value = w.value;
 	if (copy_to_user(uarg, &arg, sizeof(arg)))
 		return -EFAULT;
 	return 0;
@@ -299,6 +339,8 @@ static long waitvar_ioctl(struct file *file, unsigned int cmd,
 		return waitvar_wait(wf, uarg);
 	case WAITVAR_IOC_WAKE:
 		return waitvar_wake_var(wf, uarg);
+	case WAITVAR_IOC_WAKE_NR:
+		return waitvar_wake_nr(wf, uarg);
 	}
 	return -ENOTTY;
 }

@@ -30,6 +30,7 @@ _Static_assert(sizeof(struct waitvar_create) == 32, "waitvar_create layout");
 _Static_assert(sizeof(struct waitvar_id) == 8, "waitvar_id layout");
 _Static_assert(sizeof(struct waitvar_value) == 16, "waitvar_value layout");
 _Static_assert(sizeof(struct waitvar_wait) == 40, "waitvar_wait layout");
+_Static_assert(sizeof(struct waitvar_wake_nr) == 16, "waitvar_wake_nr layout");
 
 #define NSEC_PER_MSEC 1000000LL
 #define NO_TIMEOUT (-1LL)
@@ -68,14 +69,25 @@ static int wv_set(int fd, uint32_t id, uint64_t value)
 	return ioctl(fd, WAITVAR_IOC_SET, &arg) ? -errno : 0;
 }
 
-/* timeout_ns < 0: no timeout. */
-static int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,
-		   long long timeout_ns, uint64_t *seen)
+/* Returns how many exclusive waiters were woken, or -errno. */
+static int wv_wake_nr(int fd, uint32_t id, uint32_t nr)
 {
-	struct waitvar_wait arg = { .id = id, .op = op, .operand = operand };
+	struct waitvar_wake_nr arg = { .id = id, .nr = nr };
+
+	if (ioctl(fd, WAITVAR_IOC_WAKE_NR, &arg))
+		return -errno;
+	return arg.woken;
+}
+
+/* timeout_ns < 0: no timeout. */
+static int wv_wait_flags(int fd, uint32_t id, uint32_t op, uint64_t operand,
+			 long long timeout_ns, uint32_t flags, uint64_t *seen)
+{
+	struct waitvar_wait arg = { .id = id, .op = op, .operand = operand,
+				    .flags = flags };
 
 	if (timeout_ns >= 0) {
-		arg.flags = WAITVAR_WAIT_TIMEOUT;
+		arg.flags |= WAITVAR_WAIT_TIMEOUT;
 		arg.timeout_ns = timeout_ns;
 	}
 	if (ioctl(fd, WAITVAR_IOC_WAIT, &arg))
@@ -83,6 +95,12 @@ static int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,
 	if (seen)
 		*seen = arg.value;
 	return 0;
+}
+
+static int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,
+		   long long timeout_ns, uint64_t *seen)
+{
+	return wv_wait_flags(fd, id, op, operand, timeout_ns, 0, seen);
 }
 
 static long long now_ns(void)
@@ -100,6 +118,7 @@ struct waiter {
 	uint32_t op;
 	uint64_t operand;
 	long long timeout_ns;
+	uint32_t flags;
 	pthread_t thread;
 	atomic_int tid;
 	atomic_int done;
@@ -112,7 +131,8 @@ static void *waiter_main(void *data)
 	struct waiter *w = data;
 
 	atomic_store(&w->tid, gettid());
-	w->ret = wv_wait(w->fd, w->id, w->op, w->operand, w->timeout_ns, &w->seen);
+	w->ret = wv_wait_flags(w->fd, w->id, w->op, w->operand, w->timeout_ns,
+			       w->flags, &w->seen);
 	atomic_store(&w->done, 1);
 	return NULL;
 }
@@ -370,6 +390,7 @@ TEST_F(waitvar, bad_pointer_returns_efault)
 	static const unsigned long cmds[] = {
 		WAITVAR_IOC_CREATE, WAITVAR_IOC_DESTROY, WAITVAR_IOC_GET,
 		WAITVAR_IOC_SET, WAITVAR_IOC_WAIT, WAITVAR_IOC_WAKE,
+		WAITVAR_IOC_WAKE_NR,
 	};
 	long page = sysconf(_SC_PAGESIZE);
 	struct waitvar_value *ro;
@@ -403,6 +424,7 @@ TEST_F(waitvar, unknown_id_returns_enoent)
 		EXPECT_EQ(-ENOENT, wv_set(self->fd, ids[i], 1));
 		EXPECT_EQ(-ENOENT, wv_wait(self->fd, ids[i], WAITVAR_OP_EQ, 0, 0, NULL));
 		EXPECT_EQ(-ENOENT, wv_id_cmd(self->fd, WAITVAR_IOC_WAKE, ids[i]));
+		EXPECT_EQ(-ENOENT, wv_wake_nr(self->fd, ids[i], 1));
 		EXPECT_EQ(-ENOENT, wv_id_cmd(self->fd, WAITVAR_IOC_DESTROY, ids[i]));
 	}
 }
@@ -451,6 +473,94 @@ TEST_F(waitvar, nonzero_reserved_or_flags_return_einval_and_change_nothing)
 	wait.flags = 0;
 	wait.op = WAITVAR_OP_COUNT;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+#define NR_EXCLUSIVE 4
+
+static void start_exclusive_waiters(struct __test_metadata *_metadata, int fd,
+				    struct waiter *w, int nr, uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		w[i] = (struct waiter){ .fd = fd, .id = id, .op = WAITVAR_OP_EQ,
+					.operand = 1, .timeout_ns = NO_TIMEOUT,
+					.flags = WAITVAR_WAIT_EXCLUSIVE };
+		ASSERT_EQ(0, waiter_start(&w[i]));
+		ASSERT_TRUE(waiter_sleeps(&w[i]));
+	}
+}
+
+/* How many of @w have returned, once @want have and a moment has passed. */
+static int settled_done(struct waiter *w, int nr, int want)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	int i, done;
+
+	do {
+		for (done = 0, i = 0; i < nr; i++)
+			done += atomic_load(&w[i].done);
+		if (done >= want)
+			break;
+		usleep(1000);
+	} while (now_ns() < deadline);
+	usleep(100 * 1000);
+	for (done = 0, i = 0; i < nr; i++)
+		done += atomic_load(&w[i].done);
+	return done;
+}
+
+TEST_F(waitvar, exclusive_waiters_are_woken_one_by_set_and_n_by_wake_nr)
+{
+	struct waiter w[NR_EXCLUSIVE];
+	uint32_t id = 0;
+	int i;
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &id));
+	start_exclusive_waiters(_metadata, self->fd, w, NR_EXCLUSIVE, id);
+
+	/* SET calls wake_up_var(): one exclusive waiter. */
+	ASSERT_EQ(0, wv_set(self->fd, id, 1));
+	EXPECT_EQ(1, settled_done(w, NR_EXCLUSIVE, 1));
+	EXPECT_EQ(2, wv_wake_nr(self->fd, id, 2));
+	EXPECT_EQ(3, settled_done(w, NR_EXCLUSIVE, 3));
+	/* nr 0: all that are left. */
+	EXPECT_EQ(1, wv_wake_nr(self->fd, id, 0));
+	EXPECT_EQ(NR_EXCLUSIVE, settled_done(w, NR_EXCLUSIVE, NR_EXCLUSIVE));
+	EXPECT_EQ(0, wv_wake_nr(self->fd, id, 0));
+	for (i = 0; i < NR_EXCLUSIVE; i++) {
+		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
+		EXPECT_EQ(0, w[i].ret);
+		EXPECT_EQ(1U, w[i].seen);
+	}
+}
+
+TEST_F(waitvar, destroy_wakes_every_exclusive_waiter_with_eidrm)
+{
+	struct waiter w[NR_EXCLUSIVE];
+	uint32_t id = 0;
+	int i;
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &id));
+	start_exclusive_waiters(_metadata, self->fd, w, NR_EXCLUSIVE, id);
+	ASSERT_EQ(0, wv_id_cmd(self->fd, WAITVAR_IOC_DESTROY, id));
+	for (i = 0; i < NR_EXCLUSIVE; i++) {
+		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
+		EXPECT_EQ(-EIDRM, w[i].ret);
+	}
+}
+
+TEST_F(waitvar, wake_nr_with_nonzero_flags_returns_einval)
+{
+	struct waitvar_wake_nr arg = { .flags = 1, .nr = 1 };
+
+	ASSERT_EQ(0, wv_create(self->fd, 0, &arg.id));
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE_NR, &arg));
+	EXPECT_EQ(EINVAL, errno);
+	arg.flags = 0;
+	arg.nr = 0x80000000U;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE_NR, &arg));
 	EXPECT_EQ(EINVAL, errno);
 }
 

@@ -61,7 +61,7 @@ struct waitvar_id {
  * @value: GET: out: current value; SET: in: the new value
  *
  * SET stores the value with a full barrier, then wakes the variable's
- * waiters with wake_up_var().
+ * waiters with wake_up_var(): all non-exclusive ones and one exclusive.
  */
 struct waitvar_value {
 	__u32 id;
@@ -82,6 +82,7 @@ enum waitvar_op {
 
 /* struct waitvar_wait.flags */
 #define WAITVAR_WAIT_TIMEOUT	(1U << 0)	/* @timeout_ns is a relative timeout */
+#define WAITVAR_WAIT_EXCLUSIVE	(1U << 1)	/* queue as an exclusive waiter */
 
 /**
  * struct waitvar_wait - argument of WAITVAR_IOC_WAIT
@@ -94,7 +95,9 @@ enum waitvar_op {
  * @value: out: the value for which the condition held
  *
  * Sleeps, interruptibly, until the condition holds; returns at once if it
- * already does.  The timeout is rounded up to the next jiffy.
+ * already does.  The timeout is rounded up to the next jiffy.  An exclusive
+ * waiter (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET and WAKE,
+ * and as many at a time as WAKE_NR asks; DESTROY wakes every waiter.
  * Errors: EINVAL for an unknown @op, ETIMEDOUT when the timeout passes,
  * EINTR when a signal arrives (the wait is not restarted), EIDRM when the
  * variable is destroyed while waiting.
@@ -109,11 +112,29 @@ struct waitvar_wait {
 	__u64 value;
 };
 
+/**
+ * struct waitvar_wake_nr - argument of WAITVAR_IOC_WAKE_NR
+ * @id: the variable
+ * @flags: must be 0
+ * @nr: in: how many exclusive waiters to wake at most; 0 wakes them all
+ * @woken: out: how many exclusive waiters were woken
+ *
+ * Wakes every non-exclusive waiter of the variable and up to @nr of its
+ * exclusive ones (wake_up_var_nr()), without changing it.
+ */
+struct waitvar_wake_nr {
+	__u32 id;
+	__u32 flags;
+	__u32 nr;
+	__u32 woken;
+};
+
 #define WAITVAR_IOC_CREATE	_IOWR(WAITVAR_IOC_MAGIC, 0x00, struct waitvar_create)
 #define WAITVAR_IOC_DESTROY	_IOW(WAITVAR_IOC_MAGIC, 0x01, struct waitvar_id)
 #define WAITVAR_IOC_GET		_IOWR(WAITVAR_IOC_MAGIC, 0x02, struct waitvar_value)
 #define WAITVAR_IOC_SET		_IOW(WAITVAR_IOC_MAGIC, 0x03, struct waitvar_value)
 #define WAITVAR_IOC_WAIT	_IOWR(WAITVAR_IOC_MAGIC, 0x04, struct waitvar_wait)
 #define WAITVAR_IOC_WAKE	_IOW(WAITVAR_IOC_MAGIC, 0x05, struct waitvar_id)
+#define WAITVAR_IOC_WAKE_NR	_IOWR(WAITVAR_IOC_MAGIC, 0x06, struct waitvar_wake_nr)
 
 #endif /* _UAPI_LINUX_WAITVAR_H */
