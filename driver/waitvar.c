@@ -35,6 +35,8 @@ static_assert(sizeof(struct waitvar_id) == 8);
 static_assert(sizeof(struct waitvar_value) == 16);
 static_assert(sizeof(struct waitvar_wait) == 40);
 static_assert(sizeof(struct waitvar_wake_nr) == 16);
+static_assert(sizeof(struct waitvar_add) == 24);
+static_assert(sizeof(struct waitvar_cmpxchg) == 32);
 
 #define WAITVAR_WAIT_FLAGS	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_EXCLUSIVE)
 
@@ -174,6 +176,71 @@ static long waitvar_set_value(struct waitvar_file *wf, void __user *uarg)
 	return 0;
 }
 
+static long waitvar_add(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_add arg;
+	struct waitvar_var *var;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags & ~WAITVAR_ADD_WAKE)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	/* Value-returning atomics are fully ordered: no barrier before the wake. */
+	arg.value = atomic64_add_return(arg.delta, &var->value);
+	if (arg.flags & WAITVAR_ADD_WAKE)
+		wake_up_var(&var->value);
+	waitvar_put(var);
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
+static long waitvar_dec_and_wake(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_value arg;
+	struct waitvar_var *var;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	arg.value = atomic64_dec_return(&var->value);
+	if (!arg.value)
+		wake_up_var(&var->value);
+	waitvar_put(var);
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
+static long waitvar_cmpxchg(struct waitvar_file *wf, void __user *uarg)
+{
+	struct waitvar_cmpxchg arg;
+	struct waitvar_var *var;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags)
+		return -EINVAL;
+	var = waitvar_get(wf, arg.id);
+	if (!var)
+		return -ENOENT;
+	/* A successful cmpxchg is fully ordered; a failed one changed nothing. */
+	arg.prev = atomic64_cmpxchg(&var->value, arg.expected, arg.desired);
+	if (arg.prev == arg.expected)
+		wake_up_var(&var->value);
+	waitvar_put(var);
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
 static long waitvar_wake_var(struct waitvar_file *wf, void __user *uarg)
 {
 	struct waitvar_id arg;
@@ -228,6 +295,20 @@ static bool waitvar_op_holds(u32 op, u64 value, u64 operand)
 		return value > operand;
 	case WAITVAR_OP_GE:
 		return value >= operand;
+	case WAITVAR_OP_LT_S:
+		return (s64)value < (s64)operand;
+	case WAITVAR_OP_LE_S:
+		return (s64)value <= (s64)operand;
+	case WAITVAR_OP_GT_S:
+		return (s64)value > (s64)operand;
+	case WAITVAR_OP_GE_S:
+		return (s64)value >= (s64)operand;
+	case WAITVAR_OP_ANY:
+		return value & operand;
+	case WAITVAR_OP_ALL:
+		return (value & operand) == operand;
+	case WAITVAR_OP_NONE:
+		return !(value & operand);
 	}
 	return false;
 }
@@ -341,6 +422,12 @@ static long waitvar_ioctl(struct file *file, unsigned int cmd,
 		return waitvar_wake_var(wf, uarg);
 	case WAITVAR_IOC_WAKE_NR:
 		return waitvar_wake_nr(wf, uarg);
+	case WAITVAR_IOC_ADD:
+		return waitvar_add(wf, uarg);
+	case WAITVAR_IOC_DEC_AND_WAKE:
+		return waitvar_dec_and_wake(wf, uarg);
+	case WAITVAR_IOC_CMPXCHG:
+		return waitvar_cmpxchg(wf, uarg);
 	}
 	return -ENOTTY;
 }

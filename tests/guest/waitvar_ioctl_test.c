@@ -31,6 +31,8 @@ _Static_assert(sizeof(struct waitvar_id) == 8, "waitvar_id layout");
 _Static_assert(sizeof(struct waitvar_value) == 16, "waitvar_value layout");
 _Static_assert(sizeof(struct waitvar_wait) == 40, "waitvar_wait layout");
 _Static_assert(sizeof(struct waitvar_wake_nr) == 16, "waitvar_wake_nr layout");
+_Static_assert(sizeof(struct waitvar_add) == 24, "waitvar_add layout");
+_Static_assert(sizeof(struct waitvar_cmpxchg) == 32, "waitvar_cmpxchg layout");
 
 #define NSEC_PER_MSEC 1000000LL
 #define NO_TIMEOUT (-1LL)
@@ -244,6 +246,22 @@ TEST_F(waitvar, every_op_compares_as_documented)
 		/* unsigned: all ones is the largest value */
 		{ WAITVAR_OP_GT, UINT64_MAX, 1, true },
 		{ WAITVAR_OP_LT, UINT64_MAX, 1, false },
+		/* signed: all ones is -1 */
+		{ WAITVAR_OP_LT_S, UINT64_MAX, 1, true },
+		{ WAITVAR_OP_LT_S, 1, UINT64_MAX, false },
+		{ WAITVAR_OP_LE_S, UINT64_MAX, UINT64_MAX, true },
+		{ WAITVAR_OP_LE_S, 0, UINT64_MAX, false },
+		{ WAITVAR_OP_GT_S, 0, UINT64_MAX, true },
+		{ WAITVAR_OP_GT_S, UINT64_MAX, 0, false },
+		{ WAITVAR_OP_GE_S, 5, 5, true },
+		{ WAITVAR_OP_GE_S, UINT64_MAX, 0, false },
+		/* bit masks */
+		{ WAITVAR_OP_ANY, 0x5, 0x6, true },
+		{ WAITVAR_OP_ANY, 0x5, 0xa, false },
+		{ WAITVAR_OP_ALL, 0x7, 0x6, true },
+		{ WAITVAR_OP_ALL, 0x5, 0x6, false },
+		{ WAITVAR_OP_NONE, 0x5, 0xa, true },
+		{ WAITVAR_OP_NONE, 0x5, 0x4, false },
 	};
 	uint32_t id = 0;
 	size_t i;
@@ -390,7 +408,8 @@ TEST_F(waitvar, bad_pointer_returns_efault)
 	static const unsigned long cmds[] = {
 		WAITVAR_IOC_CREATE, WAITVAR_IOC_DESTROY, WAITVAR_IOC_GET,
 		WAITVAR_IOC_SET, WAITVAR_IOC_WAIT, WAITVAR_IOC_WAKE,
-		WAITVAR_IOC_WAKE_NR,
+		WAITVAR_IOC_WAKE_NR, WAITVAR_IOC_ADD, WAITVAR_IOC_DEC_AND_WAKE,
+		WAITVAR_IOC_CMPXCHG,
 	};
 	long page = sysconf(_SC_PAGESIZE);
 	struct waitvar_value *ro;
@@ -562,6 +581,128 @@ TEST_F(waitvar, wake_nr_with_nonzero_flags_returns_einval)
 	arg.nr = 0x80000000U;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE_NR, &arg));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+static int wv_add(int fd, uint32_t id, int64_t delta, uint32_t flags, uint64_t *value)
+{
+	struct waitvar_add arg = { .id = id, .flags = flags, .delta = delta };
+
+	if (ioctl(fd, WAITVAR_IOC_ADD, &arg))
+		return -errno;
+	*value = arg.value;
+	return 0;
+}
+
+static int wv_dec_and_wake(int fd, uint32_t id, uint64_t *value)
+{
+	struct waitvar_value arg = { .id = id };
+
+	if (ioctl(fd, WAITVAR_IOC_DEC_AND_WAKE, &arg))
+		return -errno;
+	*value = arg.value;
+	return 0;
+}
+
+static int wv_cmpxchg(int fd, uint32_t id, uint64_t expected, uint64_t desired,
+		      uint64_t *prev)
+{
+	struct waitvar_cmpxchg arg = { .id = id, .expected = expected,
+				       .desired = desired };
+
+	if (ioctl(fd, WAITVAR_IOC_CMPXCHG, &arg))
+		return -errno;
+	*prev = arg.prev;
+	return 0;
+}
+
+TEST_F(waitvar, add_returns_the_new_value_and_wakes_only_when_asked)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 5,
+			    .timeout_ns = NO_TIMEOUT };
+	uint64_t value = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 2, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	/* The condition now holds, but nobody woke the waiter. */
+	ASSERT_EQ(0, wv_add(self->fd, w.id, 3, 0, &value));
+	EXPECT_EQ(5U, value);
+	usleep(100 * 1000);
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_add(self->fd, w.id, -1, 0, &value));
+	EXPECT_EQ(4U, value);
+	ASSERT_EQ(0, wv_add(self->fd, w.id, 1, WAITVAR_ADD_WAKE, &value));
+	EXPECT_EQ(5U, value);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(5U, w.seen);
+}
+
+TEST_F(waitvar, dec_and_wake_wakes_only_at_zero)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_LE, .operand = 1,
+			    .timeout_ns = NO_TIMEOUT };
+	uint64_t value = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 3, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_dec_and_wake(self->fd, w.id, &value));
+	EXPECT_EQ(2U, value);
+	/* 1 satisfies the waiter, but only reaching 0 wakes. */
+	ASSERT_EQ(0, wv_dec_and_wake(self->fd, w.id, &value));
+	EXPECT_EQ(1U, value);
+	usleep(100 * 1000);
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_dec_and_wake(self->fd, w.id, &value));
+	EXPECT_EQ(0U, value);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0U, w.seen);
+}
+
+TEST_F(waitvar, cmpxchg_returns_the_previous_value_and_wakes_on_success)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 4,
+			    .timeout_ns = NO_TIMEOUT };
+	uint64_t prev = 0, value = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 1, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_cmpxchg(self->fd, w.id, 2, 4, &prev));
+	EXPECT_EQ(1U, prev);
+	ASSERT_EQ(0, wv_get(self->fd, w.id, &value));
+	EXPECT_EQ(1U, value);
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, wv_cmpxchg(self->fd, w.id, 1, 4, &prev));
+	EXPECT_EQ(1U, prev);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(4U, w.seen);
+}
+
+TEST_F(waitvar, updates_with_bad_flags_return_einval_and_change_nothing)
+{
+	struct waitvar_add add = { .flags = 1U << 31, .delta = 1 };
+	struct waitvar_value dec = { .flags = 1 };
+	struct waitvar_cmpxchg cx = { .flags = 1, .expected = 7, .desired = 8 };
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, wv_create(self->fd, 7, &id));
+	add.id = dec.id = cx.id = id;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_ADD, &add));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_DEC_AND_WAKE, &dec));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CMPXCHG, &cx));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	EXPECT_EQ(7U, value);
+	EXPECT_EQ(-ENOENT, wv_add(self->fd, 999, 1, 0, &value));
+	EXPECT_EQ(-ENOENT, wv_dec_and_wake(self->fd, 999, &value));
+	EXPECT_EQ(-ENOENT, wv_cmpxchg(self->fd, 999, 0, 1, &value));
 }
 
 TEST_F(waitvar, variables_are_private_to_the_open_file)

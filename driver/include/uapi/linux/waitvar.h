@@ -55,10 +55,14 @@ struct waitvar_id {
 };
 
 /**
- * struct waitvar_value - argument of WAITVAR_IOC_GET and WAITVAR_IOC_SET
+ * struct waitvar_value - argument of WAITVAR_IOC_GET, _SET and _DEC_AND_WAKE
  * @id: the variable
  * @flags: must be 0
- * @value: GET: out: current value; SET: in: the new value
+ * @value: GET: out: current value; SET: in: the new value;
+ *	DEC_AND_WAKE: out: the value after the decrement
+ *
+ * DEC_AND_WAKE decrements atomically and wakes the waiters only when the
+ * value reaches 0, as atomic_dec_and_wake_up() does.
  *
  * SET stores the value with a full barrier, then wakes the variable's
  * waiters with wake_up_var(): all non-exclusive ones and one exclusive.
@@ -77,6 +81,13 @@ enum waitvar_op {
 	WAITVAR_OP_LE = 3,	/* value <= operand, unsigned */
 	WAITVAR_OP_GT = 4,	/* value >  operand, unsigned */
 	WAITVAR_OP_GE = 5,	/* value >= operand, unsigned */
+	WAITVAR_OP_LT_S = 6,	/* value <  operand, signed */
+	WAITVAR_OP_LE_S = 7,	/* value <= operand, signed */
+	WAITVAR_OP_GT_S = 8,	/* value >  operand, signed */
+	WAITVAR_OP_GE_S = 9,	/* value >= operand, signed */
+	WAITVAR_OP_ANY = 10,	/* (value & operand) != 0: any bit of the mask */
+	WAITVAR_OP_ALL = 11,	/* (value & operand) == operand: every bit */
+	WAITVAR_OP_NONE = 12,	/* (value & operand) == 0: no bit of the mask */
 	WAITVAR_OP_COUNT
 };
 
@@ -129,6 +140,46 @@ struct waitvar_wake_nr {
 	__u32 woken;
 };
 
+/* struct waitvar_add.flags */
+#define WAITVAR_ADD_WAKE	(1U << 0)	/* wake the waiters after adding */
+
+/**
+ * struct waitvar_add - argument of WAITVAR_IOC_ADD
+ * @id: the variable
+ * @flags: WAITVAR_ADD_* bits
+ * @delta: in: signed amount added, modulo 2^64
+ * @value: out: the value after the addition
+ *
+ * Adds atomically (fully ordered) and, with WAITVAR_ADD_WAKE, wakes the
+ * variable's waiters as SET does.
+ */
+struct waitvar_add {
+	__u32 id;
+	__u32 flags;
+	__s64 delta;
+	__u64 value;
+};
+
+/**
+ * struct waitvar_cmpxchg - argument of WAITVAR_IOC_CMPXCHG
+ * @id: the variable
+ * @flags: must be 0
+ * @expected: in: the value the variable must hold
+ * @desired: in: the value stored if it held @expected
+ * @prev: out: the value the variable held; the exchange happened iff
+ *	@prev == @expected
+ *
+ * Compares and exchanges atomically; wakes the waiters only when the
+ * value was exchanged.
+ */
+struct waitvar_cmpxchg {
+	__u32 id;
+	__u32 flags;
+	__u64 expected;
+	__u64 desired;
+	__u64 prev;
+};
+
 #define WAITVAR_IOC_CREATE	_IOWR(WAITVAR_IOC_MAGIC, 0x00, struct waitvar_create)
 #define WAITVAR_IOC_DESTROY	_IOW(WAITVAR_IOC_MAGIC, 0x01, struct waitvar_id)
 #define WAITVAR_IOC_GET		_IOWR(WAITVAR_IOC_MAGIC, 0x02, struct waitvar_value)
@@ -136,5 +187,8 @@ struct waitvar_wake_nr {
 #define WAITVAR_IOC_WAIT	_IOWR(WAITVAR_IOC_MAGIC, 0x04, struct waitvar_wait)
 #define WAITVAR_IOC_WAKE	_IOW(WAITVAR_IOC_MAGIC, 0x05, struct waitvar_id)
 #define WAITVAR_IOC_WAKE_NR	_IOWR(WAITVAR_IOC_MAGIC, 0x06, struct waitvar_wake_nr)
+#define WAITVAR_IOC_ADD		_IOWR(WAITVAR_IOC_MAGIC, 0x07, struct waitvar_add)
+#define WAITVAR_IOC_DEC_AND_WAKE _IOWR(WAITVAR_IOC_MAGIC, 0x08, struct waitvar_value)
+#define WAITVAR_IOC_CMPXCHG	_IOWR(WAITVAR_IOC_MAGIC, 0x09, struct waitvar_cmpxchg)
 
 #endif /* _UAPI_LINUX_WAITVAR_H */
