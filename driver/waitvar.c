@@ -16,6 +16,7 @@
 #include <linux/kref.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -94,22 +95,20 @@ static int waitvar_remove(struct waitvar_file *wf, u32 id)
 	return 0;
 }
 
-static long waitvar_create(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_create(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_create arg;
+	struct waitvar_create *arg = data;
 	struct waitvar_var *var;
 	u32 id;
 	int ret;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.reserved[0] || arg.reserved[1])
+	if (arg->flags || arg->reserved[0] || arg->reserved[1])
 		return -EINVAL;
 
 	var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
 	if (!var)
 		return -ENOMEM;
-	atomic64_set(&var->value, arg.value);
+	atomic64_set(&var->value, arg->value);
 	kref_init(&var->ref);
 
 	ret = xa_alloc(&wf->vars, &id, var,
@@ -120,137 +119,111 @@ static long waitvar_create(struct waitvar_file *wf, void __user *uarg)
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
 
-	arg.id = id;
-	if (copy_to_user(uarg, &arg, sizeof(arg))) {
-		waitvar_remove(wf, id);
-		return -EFAULT;
-	}
+	arg->id = id;
 	return 0;
 }
 
-static long waitvar_destroy(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_destroy(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_id arg;
+	struct waitvar_id *arg = data;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags)
+	if (arg->flags)
 		return -EINVAL;
-	return waitvar_remove(wf, arg.id);
+	return waitvar_remove(wf, arg->id);
 }
 
-static long waitvar_get_value(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_get_value(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_value arg;
+	struct waitvar_value *arg = data;
 	struct waitvar_var *var;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags)
+	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
-	arg.value = atomic64_read(&var->value);
+	arg->value = atomic64_read(&var->value);
 	waitvar_put(var);
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
 	return 0;
 }
 
-static long waitvar_set_value(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_set_value(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_value arg;
+	struct waitvar_value *arg = data;
 	struct waitvar_var *var;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags)
+	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
-	atomic64_set(&var->value, arg.value);
+	atomic64_set(&var->value, arg->value);
 	waitvar_wake(var);
 	waitvar_put(var);
 	return 0;
 }
 
-static long waitvar_add(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_add(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_add arg;
+	struct waitvar_add *arg = data;
 	struct waitvar_var *var;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags & ~WAITVAR_ADD_WAKE)
+	if (arg->flags & ~WAITVAR_ADD_WAKE)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
 	/* Value-returning atomics are fully ordered: no barrier before the wake. */
-	arg.value = atomic64_add_return(arg.delta, &var->value);
-	if (arg.flags & WAITVAR_ADD_WAKE)
+	arg->value = atomic64_add_return(arg->delta, &var->value);
+	if (arg->flags & WAITVAR_ADD_WAKE)
 		wake_up_var(&var->value);
 	waitvar_put(var);
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
 	return 0;
 }
 
-static long waitvar_dec_and_wake(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_dec_and_wake(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_value arg;
+	struct waitvar_value *arg = data;
 	struct waitvar_var *var;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags)
+	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
-	arg.value = atomic64_dec_return(&var->value);
-	if (!arg.value)
+	arg->value = atomic64_dec_return(&var->value);
+	if (!arg->value)
 		wake_up_var(&var->value);
 	waitvar_put(var);
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
 	return 0;
 }
 
-static long waitvar_cmpxchg(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_cmpxchg(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_cmpxchg arg;
+	struct waitvar_cmpxchg *arg = data;
 	struct waitvar_var *var;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags)
+	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
 	/* A successful cmpxchg is fully ordered; a failed one changed nothing. */
-	arg.prev = atomic64_cmpxchg(&var->value, arg.expected, arg.desired);
-	if (arg.prev == arg.expected)
+	arg->prev = atomic64_cmpxchg(&var->value, arg->expected, arg->desired);
+	if (arg->prev == arg->expected)
 		wake_up_var(&var->value);
 	waitvar_put(var);
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
 	return 0;
 }
 
-static long waitvar_wake_var(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_wake_var(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_id arg;
+	struct waitvar_id *arg = data;
 	struct waitvar_var *var;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags)
+	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
 	waitvar_wake(var);
@@ -258,25 +231,21 @@ static long waitvar_wake_var(struct waitvar_file *wf, void __user *uarg)
 	return 0;
 }
 
-static long waitvar_wake_nr(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_wake_nr(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_wake_nr arg;
+	struct waitvar_wake_nr *arg = data;
 	struct waitvar_var *var;
 	int woken;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if (arg.flags || arg.nr > INT_MAX)
+	if (arg->flags || arg->nr > INT_MAX)
 		return -EINVAL;
-	var = waitvar_get(wf, arg.id);
+	var = waitvar_get(wf, arg->id);
 	if (!var)
 		return -ENOENT;
 	/* No update to order here: the waiters recheck what is there. */
-	woken = wake_up_var_nr(&var->value, arg.nr);
+	woken = wake_up_var_nr(&var->value, arg->nr);
 	waitvar_put(var);
-	arg.woken = woken;
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
+	arg->woken = woken;
 	return 0;
 }
 
@@ -360,30 +329,28 @@ static long waitvar_sleep(struct waitvar_waiter *w, u32 flags, long t)
 	return wait_var_event_interruptible_timeout(v, waitvar_done(w), t);
 }
 
-static long waitvar_wait(struct waitvar_file *wf, void __user *uarg)
+static long waitvar_wait(struct waitvar_file *wf, void *data)
 {
-	struct waitvar_wait arg;
+	struct waitvar_wait *arg = data;
 	struct waitvar_waiter w = {};
 	long ret, timeout = 0;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
-		return -EFAULT;
-	if ((arg.flags & ~WAITVAR_WAIT_FLAGS) || arg.reserved)
+	if ((arg->flags & ~WAITVAR_WAIT_FLAGS) || arg->reserved)
 		return -EINVAL;
-	if (arg.op >= WAITVAR_OP_COUNT)
+	if (arg->op >= WAITVAR_OP_COUNT)
 		return -EINVAL;
-	w.var = waitvar_get(wf, arg.id);
+	w.var = waitvar_get(wf, arg->id);
 	if (!w.var)
 		return -ENOENT;
-	w.op = arg.op;
-	w.operand = arg.operand;
+	w.op = arg->op;
+	w.operand = arg->operand;
 
-	if (arg.flags & WAITVAR_WAIT_TIMEOUT)
-		timeout = waitvar_timeout_jiffies(arg.timeout_ns);
-	ret = waitvar_sleep(&w, arg.flags, timeout);
+	if (arg->flags & WAITVAR_WAIT_TIMEOUT)
+		timeout = waitvar_timeout_jiffies(arg->timeout_ns);
+	ret = waitvar_sleep(&w, arg->flags, timeout);
 	waitvar_put(w.var);
 
-	if (arg.flags & WAITVAR_WAIT_TIMEOUT) {
+	if (arg->flags & WAITVAR_WAIT_TIMEOUT) {
 		if (!ret)
 			return -ETIMEDOUT;
 		if (ret > 0)
@@ -395,41 +362,67 @@ static long waitvar_wait(struct waitvar_file *wf, void __user *uarg)
 		return ret;
 	if (w.dead)
 		return -EIDRM;
-	arg.value = w.value;
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
+	arg->value = w.value;
 	return 0;
 }
 
+/* Every command, by _IOC_NR(): its handler works on a kernel copy of the argument. */
+static const struct {
+	unsigned int cmd;
+	long (*handler)(struct waitvar_file *wf, void *arg);
+} waitvar_ioctls[] = {
+	[_IOC_NR(WAITVAR_IOC_CREATE)] = { WAITVAR_IOC_CREATE, waitvar_create },
+	[_IOC_NR(WAITVAR_IOC_DESTROY)] = { WAITVAR_IOC_DESTROY, waitvar_destroy },
+	[_IOC_NR(WAITVAR_IOC_GET)] = { WAITVAR_IOC_GET, waitvar_get_value },
+	[_IOC_NR(WAITVAR_IOC_SET)] = { WAITVAR_IOC_SET, waitvar_set_value },
+	[_IOC_NR(WAITVAR_IOC_WAIT)] = { WAITVAR_IOC_WAIT, waitvar_wait },
+	[_IOC_NR(WAITVAR_IOC_WAKE)] = { WAITVAR_IOC_WAKE, waitvar_wake_var },
+	[_IOC_NR(WAITVAR_IOC_WAKE_NR)] = { WAITVAR_IOC_WAKE_NR, waitvar_wake_nr },
+	[_IOC_NR(WAITVAR_IOC_ADD)] = { WAITVAR_IOC_ADD, waitvar_add },
+	[_IOC_NR(WAITVAR_IOC_DEC_AND_WAKE)] = { WAITVAR_IOC_DEC_AND_WAKE, waitvar_dec_and_wake },
+	[_IOC_NR(WAITVAR_IOC_CMPXCHG)] = { WAITVAR_IOC_CMPXCHG, waitvar_cmpxchg },
+};
+
+/* Large enough for the argument of any command. */
+union waitvar_arg {
+	struct waitvar_create create;
+	struct waitvar_id id;
+	struct waitvar_value value;
+	struct waitvar_wait wait;
+	struct waitvar_wake_nr wake_nr;
+	struct waitvar_add add;
+	struct waitvar_cmpxchg cmpxchg;
+};
+
 static long waitvar_ioctl(struct file *file, unsigned int cmd,
-			  unsigned long arg)
+			  unsigned long uarg)
 {
 	struct waitvar_file *wf = file->private_data;
-	void __user *uarg = (void __user *)arg;
+	void __user *up = (void __user *)uarg;
+	unsigned int nr = _IOC_NR(cmd);
+	union waitvar_arg arg;
+	long ret;
 
-	switch (cmd) {
-	case WAITVAR_IOC_CREATE:
-		return waitvar_create(wf, uarg);
-	case WAITVAR_IOC_DESTROY:
-		return waitvar_destroy(wf, uarg);
-	case WAITVAR_IOC_GET:
-		return waitvar_get_value(wf, uarg);
-	case WAITVAR_IOC_SET:
-		return waitvar_set_value(wf, uarg);
-	case WAITVAR_IOC_WAIT:
-		return waitvar_wait(wf, uarg);
-	case WAITVAR_IOC_WAKE:
-		return waitvar_wake_var(wf, uarg);
-	case WAITVAR_IOC_WAKE_NR:
-		return waitvar_wake_nr(wf, uarg);
-	case WAITVAR_IOC_ADD:
-		return waitvar_add(wf, uarg);
-	case WAITVAR_IOC_DEC_AND_WAKE:
-		return waitvar_dec_and_wake(wf, uarg);
-	case WAITVAR_IOC_CMPXCHG:
-		return waitvar_cmpxchg(wf, uarg);
+	if (_IOC_TYPE(cmd) != WAITVAR_IOC_MAGIC || nr >= ARRAY_SIZE(waitvar_ioctls))
+		return -ENOTTY;
+	nr = array_index_nospec(nr, ARRAY_SIZE(waitvar_ioctls));
+	if (!waitvar_ioctls[nr].handler || waitvar_ioctls[nr].cmd != cmd)
+		return -ENOTTY;
+	if (WARN_ON_ONCE(_IOC_SIZE(cmd) > sizeof(arg)))
+		return -ENOTTY;
+
+	if (copy_from_user(&arg, up, _IOC_SIZE(cmd)))
+		return -EFAULT;
+	ret = waitvar_ioctls[nr].handler(wf, &arg);
+	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
+		return ret;
+	if (copy_to_user(up, &arg, _IOC_SIZE(cmd))) {
+		/* An id that never reached userspace names nothing it can use. */
+		if (cmd == WAITVAR_IOC_CREATE)
+			waitvar_remove(wf, arg.create.id);
+		return -EFAULT;
 	}
-	return -ENOTTY;
+	return 0;
 }
 
 static int waitvar_open(struct inode *inode, struct file *file)
