@@ -3,185 +3,16 @@
  * /dev/waitvar ioctl tests: each case drives one behaviour of the device
  * from userspace threads and checks what the kernel returned.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <linux/waitvar.h>
+#include "waitvar_test.h"
 
 /* The kernel's harness is written for -Wall; it has unused parameters. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
-
-/* The same layout for 32- and 64-bit userspace as for the kernel. */
-_Static_assert(sizeof(struct waitvar_create) == 32, "waitvar_create layout");
-_Static_assert(sizeof(struct waitvar_id) == 8, "waitvar_id layout");
-_Static_assert(sizeof(struct waitvar_value) == 16, "waitvar_value layout");
-_Static_assert(sizeof(struct waitvar_wait) == 40, "waitvar_wait layout");
-_Static_assert(sizeof(struct waitvar_wake_nr) == 16, "waitvar_wake_nr layout");
-_Static_assert(sizeof(struct waitvar_add) == 24, "waitvar_add layout");
-_Static_assert(sizeof(struct waitvar_cmpxchg) == 32, "waitvar_cmpxchg layout");
-
-#define NSEC_PER_MSEC 1000000LL
-#define NO_TIMEOUT (-1LL)
-
-static int wv_create(int fd, uint64_t value, uint32_t *id)
-{
-	struct waitvar_create arg = { .value = value };
-
-	if (ioctl(fd, WAITVAR_IOC_CREATE, &arg))
-		return -errno;
-	*id = arg.id;
-	return 0;
-}
-
-static int wv_id_cmd(int fd, unsigned long cmd, uint32_t id)
-{
-	struct waitvar_id arg = { .id = id };
-
-	return ioctl(fd, cmd, &arg) ? -errno : 0;
-}
-
-static int wv_get(int fd, uint32_t id, uint64_t *value)
-{
-	struct waitvar_value arg = { .id = id };
-
-	if (ioctl(fd, WAITVAR_IOC_GET, &arg))
-		return -errno;
-	*value = arg.value;
-	return 0;
-}
-
-static int wv_set(int fd, uint32_t id, uint64_t value)
-{
-	struct waitvar_value arg = { .id = id, .value = value };
-
-	return ioctl(fd, WAITVAR_IOC_SET, &arg) ? -errno : 0;
-}
-
-/* Returns how many exclusive waiters were woken, or -errno. */
-static int wv_wake_nr(int fd, uint32_t id, uint32_t nr)
-{
-	struct waitvar_wake_nr arg = { .id = id, .nr = nr };
-
-	if (ioctl(fd, WAITVAR_IOC_WAKE_NR, &arg))
-		return -errno;
-	return arg.woken;
-}
-
-/* timeout_ns < 0: no timeout. */
-static int wv_wait_flags(int fd, uint32_t id, uint32_t op, uint64_t operand,
-			 long long timeout_ns, uint32_t flags, uint64_t *seen)
-{
-	struct waitvar_wait arg = { .id = id, .op = op, .operand = operand,
-				    .flags = flags };
-
-	if (timeout_ns >= 0) {
-		arg.flags |= WAITVAR_WAIT_TIMEOUT;
-		arg.timeout_ns = timeout_ns;
-	}
-	if (ioctl(fd, WAITVAR_IOC_WAIT, &arg))
-		return -errno;
-	if (seen)
-		*seen = arg.value;
-	return 0;
-}
-
-static int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,
-		   long long timeout_ns, uint64_t *seen)
-{
-	return wv_wait_flags(fd, id, op, operand, timeout_ns, 0, seen);
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* A thread blocked in WAITVAR_IOC_WAIT. */
-struct waiter {
-	int fd;
-	uint32_t id;
-	uint32_t op;
-	uint64_t operand;
-	long long timeout_ns;
-	uint32_t flags;
-	pthread_t thread;
-	atomic_int tid;
-	atomic_int done;
-	int ret;
-	uint64_t seen;
-};
-
-static void *waiter_main(void *data)
-{
-	struct waiter *w = data;
-
-	atomic_store(&w->tid, gettid());
-	w->ret = wv_wait_flags(w->fd, w->id, w->op, w->operand, w->timeout_ns,
-			       w->flags, &w->seen);
-	atomic_store(&w->done, 1);
-	return NULL;
-}
-
-static int waiter_start(struct waiter *w)
-{
-	return pthread_create(&w->thread, NULL, waiter_main, w);
-}
-
-/*
- * True once the waiter sleeps: after it stored its tid it does nothing but
- * the WAIT ioctl, so state S in /proc means it sleeps in the kernel's wait.
- */
-static bool waiter_sleeps(struct waiter *w)
-{
-	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-	char path[64], buf[512], *p;
-	int tid, fd;
-	ssize_t n;
-
-	while (now_ns() < deadline) {
-		tid = atomic_load(&w->tid);
-		if (atomic_load(&w->done))
-			return false;
-		if (tid) {
-			snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-			fd = open(path, O_RDONLY);
-			if (fd < 0)
-				return false;
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			if (n > 0) {
-				buf[n] = '\0';
-				p = strrchr(buf, ')');
-				if (p && p[1] == ' ' && p[2] == 'S')
-					return true;
-			}
-		}
-		usleep(1000);
-	}
-	return false;
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-}
 
 FIXTURE(waitvar) {
 	int fd;
@@ -409,7 +240,8 @@ TEST_F(waitvar, bad_pointer_returns_efault)
 		WAITVAR_IOC_CREATE, WAITVAR_IOC_DESTROY, WAITVAR_IOC_GET,
 		WAITVAR_IOC_SET, WAITVAR_IOC_WAIT, WAITVAR_IOC_WAKE,
 		WAITVAR_IOC_WAKE_NR, WAITVAR_IOC_ADD, WAITVAR_IOC_DEC_AND_WAKE,
-		WAITVAR_IOC_CMPXCHG,
+		WAITVAR_IOC_CMPXCHG, WAITVAR_IOC_WAITV, WAITVAR_IOC_WATCH,
+		WAITVAR_IOC_STATS,
 	};
 	long page = sysconf(_SC_PAGESIZE);
 	struct waitvar_value *ro;
@@ -435,10 +267,16 @@ TEST_F(waitvar, bad_pointer_returns_efault)
 TEST_F(waitvar, unknown_id_returns_enoent)
 {
 	static const uint32_t ids[] = { 0, 12345, UINT32_MAX };
+	struct waitvar_watch watch = {};
+	struct waitvar_stats st;
 	uint64_t value = 0;
 	size_t i;
 
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		watch.id = ids[i];
+		EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WATCH, &watch));
+		EXPECT_EQ(ENOENT, errno);
+		EXPECT_EQ(-ENOENT, wv_stats(self->fd, ids[i], &st));
 		EXPECT_EQ(-ENOENT, wv_get(self->fd, ids[i], &value));
 		EXPECT_EQ(-ENOENT, wv_set(self->fd, ids[i], 1));
 		EXPECT_EQ(-ENOENT, wv_wait(self->fd, ids[i], WAITVAR_OP_EQ, 0, 0, NULL));
@@ -450,13 +288,17 @@ TEST_F(waitvar, unknown_id_returns_enoent)
 
 TEST_F(waitvar, nonzero_reserved_or_flags_return_einval_and_change_nothing)
 {
-	struct waitvar_create create = { .value = 1, .flags = 1 };
+	struct waitvar_create create = { .value = 1, .flags = 1U << 31 };
 	struct waitvar_value set = { .value = 2, .flags = 1 };
 	struct waitvar_wait wait = { .op = WAITVAR_OP_EQ, .operand = 1 };
 	struct waitvar_id id_arg = { .flags = 1 };
 	uint64_t value = 0;
 	uint32_t id = 0;
 
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
+	EXPECT_EQ(EINVAL, errno);
+	/* One lock, not two. */
+	create.flags = WAITVAR_CREATE_SPINLOCK | WAITVAR_CREATE_MUTEX;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
 	EXPECT_EQ(EINVAL, errno);
 	create.flags = 0;
@@ -482,10 +324,10 @@ TEST_F(waitvar, nonzero_reserved_or_flags_return_einval_and_change_nothing)
 	ASSERT_EQ(0, wv_get(self->fd, id, &value));
 
 	wait.id = id;
-	wait.reserved = 1;
+	wait.mode = WAITVAR_MODE_COUNT;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
 	EXPECT_EQ(EINVAL, errno);
-	wait.reserved = 0;
+	wait.mode = 0;
 	wait.flags = 1U << 31;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
 	EXPECT_EQ(EINVAL, errno);
@@ -509,25 +351,6 @@ static void start_exclusive_waiters(struct __test_metadata *_metadata, int fd,
 		ASSERT_EQ(0, waiter_start(&w[i]));
 		ASSERT_TRUE(waiter_sleeps(&w[i]));
 	}
-}
-
-/* How many of @w have returned, once @want have and a moment has passed. */
-static int settled_done(struct waiter *w, int nr, int want)
-{
-	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-	int i, done;
-
-	do {
-		for (done = 0, i = 0; i < nr; i++)
-			done += atomic_load(&w[i].done);
-		if (done >= want)
-			break;
-		usleep(1000);
-	} while (now_ns() < deadline);
-	usleep(100 * 1000);
-	for (done = 0, i = 0; i < nr; i++)
-		done += atomic_load(&w[i].done);
-	return done;
 }
 
 TEST_F(waitvar, exclusive_waiters_are_woken_one_by_set_and_n_by_wake_nr)
@@ -572,7 +395,7 @@ TEST_F(waitvar, destroy_wakes_every_exclusive_waiter_with_eidrm)
 
 TEST_F(waitvar, wake_nr_with_nonzero_flags_returns_einval)
 {
-	struct waitvar_wake_nr arg = { .flags = 1, .nr = 1 };
+	struct waitvar_wake_nr arg = { .flags = 1U << 31, .nr = 1 };
 
 	ASSERT_EQ(0, wv_create(self->fd, 0, &arg.id));
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE_NR, &arg));
@@ -581,38 +404,6 @@ TEST_F(waitvar, wake_nr_with_nonzero_flags_returns_einval)
 	arg.nr = 0x80000000U;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE_NR, &arg));
 	EXPECT_EQ(EINVAL, errno);
-}
-
-static int wv_add(int fd, uint32_t id, int64_t delta, uint32_t flags, uint64_t *value)
-{
-	struct waitvar_add arg = { .id = id, .flags = flags, .delta = delta };
-
-	if (ioctl(fd, WAITVAR_IOC_ADD, &arg))
-		return -errno;
-	*value = arg.value;
-	return 0;
-}
-
-static int wv_dec_and_wake(int fd, uint32_t id, uint64_t *value)
-{
-	struct waitvar_value arg = { .id = id };
-
-	if (ioctl(fd, WAITVAR_IOC_DEC_AND_WAKE, &arg))
-		return -errno;
-	*value = arg.value;
-	return 0;
-}
-
-static int wv_cmpxchg(int fd, uint32_t id, uint64_t expected, uint64_t desired,
-		      uint64_t *prev)
-{
-	struct waitvar_cmpxchg arg = { .id = id, .expected = expected,
-				       .desired = desired };
-
-	if (ioctl(fd, WAITVAR_IOC_CMPXCHG, &arg))
-		return -errno;
-	*prev = arg.prev;
-	return 0;
 }
 
 TEST_F(waitvar, add_returns_the_new_value_and_wakes_only_when_asked)

@@ -13,6 +13,12 @@
  *   EINVAL  a reserved field or an unknown flag bit is not zero
  *   ENOTTY  unknown command
  *   ENOENT  no variable with this id in this file (all but CREATE)
+ *
+ * Commands, by number:
+ *   0x00 CREATE        0x01 DESTROY     0x02 GET        0x03 SET
+ *   0x04 WAIT          0x05 WAKE        0x06 WAKE_NR    0x07 ADD
+ *   0x08 DEC_AND_WAKE  0x09 CMPXCHG     0x0a WAITV      0x0b WATCH
+ *   0x0c STATS
  */
 #ifndef _UAPI_LINUX_WAITVAR_H
 #define _UAPI_LINUX_WAITVAR_H
@@ -22,16 +28,25 @@
 
 #define WAITVAR_IOC_MAGIC	0xB8
 
+/* struct waitvar_create.flags: at most one of the two */
+#define WAITVAR_CREATE_SPINLOCK	0x1U	/* updates and waits under a spinlock */
+#define WAITVAR_CREATE_MUTEX	0x2U	/* updates and waits under a mutex */
+
 /**
  * struct waitvar_create - argument of WAITVAR_IOC_CREATE
  * @value: in: initial value
  * @id: out: id of the new variable, never 0
- * @flags: must be 0
+ * @flags: WAITVAR_CREATE_* bits
  * @reserved: must be 0
  *
- * Creates a variable owned by the open file.
- * Errors: ENOSPC when the file already holds max_vars_per_file variables,
- * ENOMEM.
+ * Creates a variable owned by the open file; its memory is charged to the
+ * caller's memory cgroup.  A lock-protected variable is changed under its
+ * lock, woken with wake_up_var_locked(), and its waiters test their
+ * condition under the lock (wait_var_event_any_lock() and its timed
+ * form); WAIT on it takes no WAITVAR_WAIT_EXCLUSIVE and no
+ * WAITVAR_MODE_IO.
+ * Errors: EINVAL for both lock flags, ENOSPC when the file already holds
+ * max_vars_per_file variables, ENOMEM.
  */
 struct waitvar_create {
 	__u64 value;
@@ -45,7 +60,8 @@ struct waitvar_create {
  * @id: the variable
  * @flags: must be 0
  *
- * DESTROY removes the variable; tasks waiting on it return EIDRM.
+ * DESTROY removes the variable; tasks waiting on it return EIDRM, and its
+ * WATCH descriptors report EPOLLERR | EPOLLHUP.
  * WAKE calls wake_up_var() on the variable without changing it; the woken
  * tasks recheck their conditions and sleep again if they still fail.
  */
@@ -91,27 +107,49 @@ enum waitvar_op {
 	WAITVAR_OP_COUNT
 };
 
-/* struct waitvar_wait.flags */
-#define WAITVAR_WAIT_TIMEOUT	(1U << 0)	/* @timeout_ns is a relative timeout */
-#define WAITVAR_WAIT_EXCLUSIVE	(1U << 1)	/* queue as an exclusive waiter */
+/* struct waitvar_wait.flags; at most one of the three timeout kinds */
+#define WAITVAR_WAIT_TIMEOUT	0x1U	/* @timeout_ns: relative, in ns */
+#define WAITVAR_WAIT_EXCLUSIVE	0x2U	/* queue as an exclusive waiter */
+#define WAITVAR_WAIT_ABS_MONOTONIC 0x4U	/* @timeout_ns: CLOCK_MONOTONIC deadline */
+#define WAITVAR_WAIT_ABS_REALTIME 0x8U	/* @timeout_ns: CLOCK_REALTIME deadline */
+
+/* How a wait sleeps: each mode is one wait_var_event() variant. */
+enum waitvar_mode {
+	WAITVAR_MODE_INTERRUPTIBLE = 0,	/* any signal ends the wait */
+	WAITVAR_MODE_KILLABLE = 1,	/* only a fatal signal ends it */
+	WAITVAR_MODE_IO = 2,		/* uninterruptible, counted as iowait */
+	WAITVAR_MODE_UNINTERRUPTIBLE = 3, /* no signal ends it */
+	WAITVAR_MODE_COUNT
+};
 
 /**
  * struct waitvar_wait - argument of WAITVAR_IOC_WAIT
  * @id: the variable
  * @op: one of enum waitvar_op
  * @operand: right-hand side of the comparison
- * @timeout_ns: relative timeout in ns, used when WAITVAR_WAIT_TIMEOUT is set
+ * @timeout_ns: with WAITVAR_WAIT_TIMEOUT a relative timeout; with
+ *	WAITVAR_WAIT_ABS_MONOTONIC or _ABS_REALTIME a deadline in ns since
+ *	that clock's epoch; unused otherwise
  * @flags: WAITVAR_WAIT_* bits
- * @reserved: must be 0
+ * @mode: one of enum waitvar_mode
  * @value: out: the value for which the condition held
  *
- * Sleeps, interruptibly, until the condition holds; returns at once if it
- * already does.  The timeout is rounded up to the next jiffy.  An exclusive
- * waiter (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET and WAKE,
- * and as many at a time as WAKE_NR asks; DESTROY wakes every waiter.
- * Errors: EINVAL for an unknown @op, ETIMEDOUT when the timeout passes,
- * EINTR when a signal arrives (the wait is not restarted), EIDRM when the
- * variable is destroyed while waiting.
+ * Sleeps in @mode until the condition holds; returns at once if it already
+ * does, even past a deadline.  Timeouts are rounded up to the next jiffy,
+ * and a deadline is turned into a timeout once, when the wait starts (a
+ * later clock_settime() does not move it).  An exclusive waiter
+ * (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET and WAKE, and as
+ * many at a time as WAKE_NR asks; DESTROY wakes every waiter.
+ * WAITVAR_MODE_IO and WAITVAR_MODE_UNINTERRUPTIBLE need a timeout: no task
+ * that no signal can end is created without a bound.
+ * Signals: a wait with no timeout or with a deadline is restarted after a
+ * handler installed with SA_RESTART, and fails with EINTR otherwise; a wait
+ * with a relative timeout always fails with EINTR, since restarting it
+ * would start the timeout again.
+ * Errors: EINVAL for an unknown @op or @mode, two timeout kinds, IO or
+ * UNINTERRUPTIBLE without a timeout, EXCLUSIVE or IO on a lock-protected
+ * variable; ETIMEDOUT when the timeout passes; EINTR as above; EIDRM when
+ * the variable is destroyed while waiting.
  */
 struct waitvar_wait {
 	__u32 id;
@@ -119,19 +157,127 @@ struct waitvar_wait {
 	__u64 operand;
 	__u64 timeout_ns;
 	__u32 flags;
-	__u32 reserved;
+	__u32 mode;
+	__u64 value;
+};
+
+/* Most entries one WAITVAR_IOC_WAITV takes, as for futex_waitv(). */
+#define WAITVAR_WAITV_MAX	128
+
+/**
+ * struct waitvar_waitv_entry - one condition of WAITVAR_IOC_WAITV
+ * @id: the variable
+ * @op: one of enum waitvar_op
+ * @operand: right-hand side of the comparison
+ */
+struct waitvar_waitv_entry {
+	__u32 id;
+	__u32 op;
+	__u64 operand;
+};
+
+/**
+ * struct waitvar_waitv - argument of WAITVAR_IOC_WAITV
+ * @entries: user pointer to an array of @count struct waitvar_waitv_entry
+ * @count: 1 to WAITVAR_WAITV_MAX; one variable may appear more than once
+ * @mode: one of enum waitvar_mode
+ * @timeout_ns: as for struct waitvar_wait
+ * @flags: the timeout bits of WAITVAR_WAIT_*; WAITVAR_WAIT_EXCLUSIVE is
+ *	refused
+ * @index: out: index of the first entry whose condition held
+ * @value: out: the value of that entry's variable when it held
+ *
+ * Sleeps until the condition of any entry holds, queued on the hashed wait
+ * queue of every variable named.  Values of lock-protected variables are
+ * read without their locks.  Modes, timeouts and signals work as for
+ * WAITVAR_IOC_WAIT.
+ * Errors: EINVAL for a bad @count, @op or @mode, or a flag WAIT would
+ * refuse; ENOENT if an entry names no variable; EFAULT for @entries;
+ * ETIMEDOUT, EINTR; EIDRM if a variable is destroyed while waiting.
+ */
+struct waitvar_waitv {
+	__u64 entries;
+	__u32 count;
+	__u32 mode;
+	__u64 timeout_ns;
+	__u32 flags;
+	__u32 index;
 	__u64 value;
 };
 
 /**
- * struct waitvar_wake_nr - argument of WAITVAR_IOC_WAKE_NR
+ * struct waitvar_watch - argument of WAITVAR_IOC_WATCH
+ * @id: the variable
+ * @op: one of enum waitvar_op
+ * @operand: right-hand side of the comparison
+ * @flags: must be 0
+ * @fd: out: the new file descriptor (close-on-exec)
+ *
+ * Returns a descriptor that poll(), select() and epoll report readable
+ * (EPOLLIN) while the condition holds; it holds a waiter on the variable's
+ * hashed wait queue until it is closed.  read() of 8 bytes returns the
+ * current value once the condition holds, blocking (interruptibly) until
+ * it does unless the descriptor is O_NONBLOCK (EAGAIN).  After DESTROY,
+ * poll() reports EPOLLERR | EPOLLHUP and read() fails with EIDRM.
+ * Errors: EINVAL for an unknown @op, EMFILE, ENOMEM.
+ */
+struct waitvar_watch {
+	__u32 id;
+	__u32 op;
+	__u64 operand;
+	__u32 flags;
+	__u32 fd;
+};
+
+/**
+ * struct waitvar_stats - argument of WAITVAR_IOC_STATS
  * @id: the variable
  * @flags: must be 0
+ * @waiters: out: tasks in WAIT or WAITV on the variable now, and WATCH
+ *	descriptors
+ * @bucket: out: index of the hashed wait queue the variable uses, as
+ *	var_waitqueue_index() and /sys/kernel/debug/bit_wait_table give it
+ * @waits: out: waits started (WAITV counts once per entry)
+ * @wakes: out: wakes issued by SET, ADD, DEC_AND_WAKE, CMPXCHG, WAKE and
+ *	WAKE_NR
+ * @woken: out: times a sleeping waiter was woken
+ * @spurious: out: of those, the times it found its condition still false
+ *	and slept again
+ * @timeouts: out: waits that ended with ETIMEDOUT
+ * @signals: out: waits that a signal ended
+ *
+ * Counters start at 0 when the variable is created.
+ */
+struct waitvar_stats {
+	__u32 id;
+	__u32 flags;
+	__u32 waiters;
+	__u32 bucket;
+	__u64 waits;
+	__u64 wakes;
+	__u64 woken;
+	__u64 spurious;
+	__u64 timeouts;
+	__u64 signals;
+};
+
+/* struct waitvar_wake_nr.flags */
+#define WAITVAR_WAKE_FILTER	0x1U	/* wake only waiters whose condition holds */
+
+/**
+ * struct waitvar_wake_nr - argument of WAITVAR_IOC_WAKE_NR
+ * @id: the variable
+ * @flags: WAITVAR_WAKE_* bits
  * @nr: in: how many exclusive waiters to wake at most; 0 wakes them all
- * @woken: out: how many exclusive waiters were woken
+ * @woken: out: how many exclusive waiters were woken; with
+ *	WAITVAR_WAKE_FILTER, how many waiters of either kind
  *
  * Wakes every non-exclusive waiter of the variable and up to @nr of its
- * exclusive ones (wake_up_var_nr()), without changing it.
+ * exclusive ones (wake_up_var_nr()), without changing it.  With
+ * WAITVAR_WAKE_FILTER the waker evaluates each WAIT and WAITV waiter's
+ * condition itself and wakes only those for which it holds, so none wakes
+ * spuriously; the hashed queue is not walked.  WATCH descriptors always
+ * test their condition in the waker and are not woken by this command.
  */
 struct waitvar_wake_nr {
 	__u32 id;
@@ -141,7 +287,7 @@ struct waitvar_wake_nr {
 };
 
 /* struct waitvar_add.flags */
-#define WAITVAR_ADD_WAKE	(1U << 0)	/* wake the waiters after adding */
+#define WAITVAR_ADD_WAKE	0x1U	/* wake the waiters after adding */
 
 /**
  * struct waitvar_add - argument of WAITVAR_IOC_ADD
@@ -190,5 +336,8 @@ struct waitvar_cmpxchg {
 #define WAITVAR_IOC_ADD		_IOWR(WAITVAR_IOC_MAGIC, 0x07, struct waitvar_add)
 #define WAITVAR_IOC_DEC_AND_WAKE _IOWR(WAITVAR_IOC_MAGIC, 0x08, struct waitvar_value)
 #define WAITVAR_IOC_CMPXCHG	_IOWR(WAITVAR_IOC_MAGIC, 0x09, struct waitvar_cmpxchg)
+#define WAITVAR_IOC_WAITV	_IOWR(WAITVAR_IOC_MAGIC, 0x0a, struct waitvar_waitv)
+#define WAITVAR_IOC_WATCH	_IOWR(WAITVAR_IOC_MAGIC, 0x0b, struct waitvar_watch)
+#define WAITVAR_IOC_STATS	_IOWR(WAITVAR_IOC_MAGIC, 0x0c, struct waitvar_stats)
 
 #endif /* _UAPI_LINUX_WAITVAR_H */
