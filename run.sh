@@ -34,6 +34,9 @@ Options:
   --timeout SECS    guest watchdog: limit for each guest program, and the
                     base of QEMU's host-side limit (default 300)
   --share DIR       make host DIR visible read-only at /mnt/share (run, shell)
+  --in-tree         build /dev/waitvar into the kernel from the generated
+                    series patch "misc: add /dev/waitvar" instead of
+                    loading the out-of-tree module (own tree and build dirs)
   --verbose         show each step's log as it runs
   -h, --help        this text
 
@@ -67,6 +70,7 @@ JOBS=$(nproc)
 TIMEOUT=300
 SHARE=
 VERBOSE=0
+IN_TREE=0
 CLEAN_PART=
 GUEST_CMD=()
 
@@ -93,6 +97,7 @@ parse_args() {
 		--share) [ $# -ge 2 ] || die_usage "--share needs a value"; SHARE=$2; shift ;;
 		--share=*) SHARE=${1#*=} ;;
 		--verbose | -v) VERBOSE=1 ;;
+		--in-tree) IN_TREE=1 ;;
 		-h | --help) usage; exit 0 ;;
 		--)
 			shift
@@ -119,6 +124,9 @@ parse_args() {
 	default | debug) ;;
 	*) die_usage "unknown --config '$CONFIG' (default or debug)" ;;
 	esac
+	if [ "$COMMAND" = clean ] && [ "$IN_TREE" = 1 ]; then
+		die_usage "'clean' takes no --in-tree; 'clean kernel' drops both trees"
+	fi
 	if [ "$COMMAND" = run ] && [ ${#GUEST_CMD[@]} -eq 0 ]; then
 		die_usage "'run' needs a command after --"
 	fi
@@ -218,6 +226,13 @@ series_patches() {
 config_fragments() {
 	printf '%s\n' "$TOP/kernel-patches/base.config" "$TOP/kernel-patches/$ARCH.config"
 	[ "$CONFIG" = default ] || printf '%s\n' "$TOP/kernel-patches/$CONFIG.config"
+	[ "$IN_TREE" = 0 ] || printf '%s\n' "$TOP/kernel-patches/in-tree.config"
+}
+
+# What the generated "misc: add /dev/waitvar" patch is made from.
+device_patch_inputs() {
+	printf '%s\n' "$TOP/driver/make-in-tree-patch.sh" "$TOP/driver/waitvar.c" \
+		"$TOP/driver/include/uapi/linux/waitvar.h" "$TOP/driver/waitvar.rst"
 }
 
 plan_paths() {
@@ -227,6 +242,11 @@ plan_paths() {
 	MOD_BUILD=$CACHE/build/$ARCH-$CONFIG/driver
 	USER_BUILD=$CACHE/build/$ARCH/userspace
 	STAGE=$CACHE/build/$ARCH-$CONFIG/stage
+	if [ "$IN_TREE" = 1 ]; then
+		TREE=$CACHE/kernel/tree-in-tree
+		KBUILD=$KBUILD-in-tree
+		STAGE=$CACHE/build/$ARCH-$CONFIG-in-tree/stage
+	fi
 
 	mapfile -t PATCHES < <(series_patches)
 	mapfile -t FRAGMENTS < <(config_fragments)
@@ -235,6 +255,13 @@ plan_paths() {
 		[ -f "$p" ] || { echo "run.sh: missing file: $p" >&2; exit "$EX_HARNESS"; }
 	done
 	SERIES_HASH=$(hash_files "$TOP/kernel-patches/series" "${PATCHES[@]}")
+	REPO_SERIES_HASH=$SERIES_HASH
+	if [ "$IN_TREE" = 1 ]; then
+		local inputs
+		mapfile -t inputs < <(device_patch_inputs)
+		SERIES_HASH=$(hash_files "$TOP/kernel-patches/series" "${PATCHES[@]}" "${inputs[@]}")
+		DEVICE_PATCH=$CACHE/kernel/in-tree/$(printf '%04d' $((${#PATCHES[@]} + 1)))-misc-add-dev-waitvar.patch
+	fi
 	CONFIG_HASH=$(printf '%s %s\n' "$SERIES_HASH" "$(hash_files "${FRAGMENTS[@]}")" | sha256sum | cut -c1-16)
 	local overlay
 	mapfile -t overlay < <(find "$TOP/rootfs/overlay" -type f | LC_ALL=C sort)
@@ -296,7 +323,7 @@ ensure_kernel_source() {
 apply_series() {
 	local stamp=$TREE/.waitvar-series new=$CACHE/kernel/tree.new p
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$SERIES_HASH $(cat "$SRC/.waitvar-source")" ]; then
-		echo "series $SERIES_HASH applied (${#PATCHES[@]} patches)"
+		echo "series $SERIES_HASH applied (${#PATCHES[@]} patches$([ "$IN_TREE" = 0 ] || echo ' + /dev/waitvar'))"
 		return 0
 	fi
 	rm -rf "$new"
@@ -306,6 +333,7 @@ apply_series() {
 		echo "applying ${p##*/}"
 		patch -d "$new" -p1 --batch --forward --no-backup-if-mismatch <"$p"
 	done
+	[ "$IN_TREE" = 0 ] || add_device_patch "$new"
 	echo "$SERIES_HASH $(cat "$SRC/.waitvar-source")" >"$new/.waitvar-series"
 	if [ -d "$TREE" ]; then
 		# Copy only files whose content changed, stamping them with a new
@@ -316,6 +344,25 @@ apply_series() {
 		mv "$new" "$TREE"
 	fi
 	echo "series $SERIES_HASH applied (${#PATCHES[@]} patches)"
+}
+
+# add_device_patch TREE: generate the series' last patch from driver/ against
+# TREE (the rest of the series applied), check it as the others are, apply it.
+add_device_patch() {
+	local tree=$1 out
+	mkdir -p "${DEVICE_PATCH%/*}"
+	"$TOP/driver/make-in-tree-patch.sh" "$tree" "$DEVICE_PATCH"
+	out=$(cd "$tree" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict "$DEVICE_PATCH" 2>&1) || true
+	printf '%s\n' "$out" | tail -n 3
+	if ! printf '%s\n' "$out" | grep -q '^total: 0 errors, 0 warnings, 0 checks'; then
+		printf '%s\n' "$out"
+		echo "the generated ${DEVICE_PATCH##*/} is not checkpatch --strict clean"
+		return 1
+	fi
+	echo "applying ${DEVICE_PATCH##*/} (generated)"
+	patch -d "$tree" -p1 --batch --forward --no-backup-if-mismatch <"$DEVICE_PATCH"
+	(cd "$tree" && PATH=/usr/bin:$PATH scripts/kernel-doc -none -Werror \
+		drivers/misc/waitvar.c include/uapi/linux/waitvar.h)
 }
 
 configure_kernel() {
@@ -363,6 +410,10 @@ build_kernel() {
 }
 
 build_module() {
+	if [ "$IN_TREE" = 1 ]; then
+		echo "built into the kernel (CONFIG_WAITVAR=y): no module"
+		return 0
+	fi
 	mkdir -p "$MOD_BUILD"
 	# Kbuild writes objects next to the sources: build in a copy, not the repo.
 	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
@@ -429,7 +480,8 @@ stage_guest_files() {
 	rsync -a --delete "$USER_BUILD/bin/" "$STAGE/bin/"
 	cp "$TOP/rootfs/guest/poweroff" "$STAGE/bin/poweroff"
 	cp "$TOP/rootfs/guest/runner.sh" "$STAGE/runner.sh"
-	cp "$MOD_BUILD/src/waitvar.ko" "$STAGE/waitvar.ko"
+	rm -f "$STAGE/waitvar.ko"
+	[ "$IN_TREE" = 1 ] || cp "$MOD_BUILD/src/waitvar.ko" "$STAGE/waitvar.ko"
 	cp "$TOP/tests/guest/suites" "$STAGE/suites"
 	# KUnit suites built as modules (the debug config): the runner loads them.
 	rm -rf "$STAGE/kunit"
@@ -444,17 +496,17 @@ count_suites() {
 
 check_series() {
 	local stamp=$CACHE/kernel/series-check.ok key
-	key="$SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh") $(cat "$SRC/.waitvar-source")"
+	key="$REPO_SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh") $(cat "$SRC/.waitvar-source")"
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ]; then
 		cat "$CACHE/kernel/series-check.tap"
-		echo "series $SERIES_HASH checked before: applies, checkpatch --strict clean"
+		echo "series $REPO_SERIES_HASH checked before: applies, checkpatch --strict clean"
 		return 0
 	fi
 	rm -f "$stamp"
 	mkdir -p "$CACHE/kernel"
 	"$TOP/kernel-patches/check-series.sh" "$SRC" | tee "$CACHE/kernel/series-check.tap"
 	echo "$key" >"$stamp"
-	echo "series $SERIES_HASH: applies, checkpatch --strict clean"
+	echo "series $REPO_SERIES_HASH: applies, checkpatch --strict clean"
 }
 
 # Each patch must build on its own (bisectable) and add no W=1 warning; the
@@ -545,7 +597,8 @@ build_all() {
 	step apply-series apply_series
 	step configure configure_kernel
 	step build-kernel build_kernel
-	[ "$COMMAND" != test ] || step build-each-patch build_each_patch
+	# The per-patch builds are the repo series' own: the in-tree run shares them.
+	[ "$COMMAND" != test ] || [ "$IN_TREE" = 1 ] || step build-each-patch build_each_patch
 	step build-module build_module
 	step build-userspace build_userspace
 	step rootfs ensure_rootfs
