@@ -155,7 +155,10 @@ set_arch() {
 		QEMU="qemu-system-aarch64"
 		QEMU_MACHINE=(-M virt -cpu cortex-a57 -accel "tcg,thread=multi" -smp 2 -m 512)
 		CONSOLE=ttyAMA0
-		ARCH_PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm)
+		# 32-bit userspace on the 64-bit kernel: the compat ioctl path.
+		COMPAT_CROSS=arm-linux-gnueabihf-
+		ARCH_PACKAGES=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+			gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
 		;;
 	esac
 }
@@ -343,7 +346,7 @@ apply_series() {
 	else
 		mv "$new" "$TREE"
 	fi
-	echo "series $SERIES_HASH applied (${#PATCHES[@]} patches)"
+	echo "series $SERIES_HASH applied (${#PATCHES[@]} patches$([ "$IN_TREE" = 0 ] || echo " + ${DEVICE_PATCH##*/}"))"
 }
 
 # add_device_patch TREE: generate the series' last patch from driver/ against
@@ -430,7 +433,11 @@ build_module() {
 build_userspace() {
 	make -C "$TOP/tests/guest" O="$USER_BUILD" CROSS_COMPILE="$CROSS" \
 		KSFT_DIR="$TREE/tools/testing/selftests" -j"$JOBS"
-	echo "built $(find "$USER_BUILD/bin" -type f | wc -l) programs in $USER_BUILD/bin"
+	[ -z "$COMPAT_CROSS" ] ||
+		make -C "$TOP/tests/guest" O="$USER_BUILD-compat" CROSS_COMPILE="$COMPAT_CROSS" \
+			STATIC=1 KSFT_DIR="$TREE/tools/testing/selftests" -j"$JOBS"
+	echo "built $(find "$USER_BUILD/bin" -type f | wc -l) programs in $USER_BUILD/bin" \
+		"$([ -z "$COMPAT_CROSS" ] || echo "and their 32-bit builds")"
 }
 
 debian_mirror() {
@@ -482,7 +489,18 @@ stage_guest_files() {
 	cp "$TOP/rootfs/guest/runner.sh" "$STAGE/runner.sh"
 	rm -f "$STAGE/waitvar.ko"
 	[ "$IN_TREE" = 1 ] || cp "$MOD_BUILD/src/waitvar.ko" "$STAGE/waitvar.ko"
-	cp "$TOP/tests/guest/suites" "$STAGE/suites"
+	# Each suite runs as a native program, then as a 32-bit one named NAME-32.
+	grep -v '^[[:space:]]*\(#\|$\)' "$TOP/tests/guest/suites" >"$STAGE/suites"
+	if [ -n "$COMPAT_CROSS" ]; then
+		local name
+		rm -f "$STAGE/suites.compat"
+		while IFS= read -r name; do
+			cp "$USER_BUILD-compat/bin/$name" "$STAGE/bin/$name-32"
+			echo "$name-32" >>"$STAGE/suites.compat"
+		done <"$STAGE/suites"
+		cat "$STAGE/suites.compat" >>"$STAGE/suites"
+		rm -f "$STAGE/suites.compat"
+	fi
 	# KUnit suites built as modules (the debug config): the runner loads them.
 	rm -rf "$STAGE/kunit"
 	mkdir -p "$STAGE/kunit"

@@ -5,6 +5,9 @@
  */
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "waitvar_test.h"
 
@@ -256,7 +259,7 @@ TEST_F(waitvar, bad_pointer_returns_efault)
 	/* Readable but not writable: GET cannot return its result. */
 	ASSERT_EQ(0, wv_create(self->fd, 9, &id));
 	ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_TRUE(ro != MAP_FAILED);
 	ro->id = id;
 	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_GET, ro));
@@ -519,7 +522,7 @@ TEST_F(waitvar, per_file_limit_returns_enospc)
 	FILE *f;
 
 	f = fopen("/sys/module/waitvar/parameters/max_vars_per_file", "r");
-	ASSERT_NE(NULL, f);
+	ASSERT_TRUE(f != NULL);
 	ASSERT_EQ(1, fscanf(f, "%u", &limit));
 	fclose(f);
 	if (limit > 100000)
@@ -532,6 +535,97 @@ TEST_F(waitvar, per_file_limit_returns_enospc)
 	ASSERT_EQ(0, wv_id_cmd(self->fd, WAITVAR_IOC_DESTROY, last));
 	ASSERT_EQ(0, wv_create(self->fd, 0, &id));
 	ASSERT_EQ(-ENOSPC, wv_create(self->fd, 0, &id));
+}
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+#define MEMCG_VARS 1000
+
+/* The "slab" bytes of a cgroup's memory.stat, or -1. */
+static long long memcg_slab(const char *cg)
+{
+	char path[256], key[64];
+	long long value, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &value) == 2)
+		if (!strcmp(key, "slab"))
+			found = value;
+	fclose(f);
+	return found;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* In a child moved into @cg: exit 0 once the variables show in its slab. */
+static void memcg_child(const char *cg)
+{
+	long long before, after = -1, end;
+	char path[256], pid[32];
+	uint32_t id;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_str(path, pid))
+		_exit(10);
+	fd = open("/dev/waitvar", O_RDWR);
+	if (fd < 0)
+		_exit(11);
+	before = memcg_slab(cg);
+	if (before < 0)
+		_exit(12);
+	for (i = 0; i < MEMCG_VARS; i++)
+		if (wv_create(fd, i, &id))
+			_exit(13);
+	/* memory.stat is flushed lazily: give it a few seconds. */
+	end = now_ns() + 5000 * NSEC_PER_MSEC;
+	while (now_ns() < end) {
+		after = memcg_slab(cg);
+		/* Each variable is far larger than 64 bytes. */
+		if (after - before >= MEMCG_VARS * 64LL)
+			_exit(0);
+		usleep(50 * 1000);
+	}
+	fprintf(stderr, "slab grew by %lld bytes for %d variables\n", after - before,
+		MEMCG_VARS);
+	_exit(14);
+}
+
+TEST_F(waitvar, variables_are_charged_to_the_creators_memory_cgroup)
+{
+	char cg[128];
+	int status = 0;
+	pid_t child;
+
+	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK))
+		ASSERT_EQ(0, mount("none", CGROUP_ROOT, "cgroup2", 0, NULL))
+			TH_LOG("mount cgroup2: %s", strerror(errno));
+	ASSERT_EQ(0, write_str(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
+		TH_LOG("no memory controller (CONFIG_MEMCG): %s", strerror(errno));
+	snprintf(cg, sizeof(cg), CGROUP_ROOT "/waitvar-test-%d", getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0)
+		memcg_child(cg);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, rmdir(cg));
 }
 
 TEST_HARNESS_MAIN

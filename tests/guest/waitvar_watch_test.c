@@ -441,15 +441,15 @@ TEST_F(watch, debugfs_lists_each_open_file_and_a_summary)
 	ASSERT_TRUE(find_debugfs_line(buf, sizeof(buf), line, path, sizeof(path)))
 		TH_LOG("no debugfs file shows '%s'", line + 1);
 	ASSERT_LT(0, read_file("/sys/kernel/debug/waitvar/summary", buf, sizeof(buf)));
-	EXPECT_NE(NULL, strstr(buf, "files "));
-	EXPECT_NE(NULL, strstr(buf, "waiters "));
+	EXPECT_TRUE(strstr(buf, "files ") != NULL);
+	EXPECT_TRUE(strstr(buf, "waiters ") != NULL);
 	ASSERT_EQ(0, stat(path, &sb));
 	EXPECT_EQ(0444U, sb.st_mode & 07777U);
 	ASSERT_EQ(0, wv_set(self->fd, w.id, 1));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	snprintf(line, sizeof(line), "\n%u 1 mutex 0 %u 1 1 1 0 0 0\n", w.id, st.bucket);
 	ASSERT_LT(0, read_file(path, buf, sizeof(buf)));
-	EXPECT_NE(NULL, strstr(buf, line)) TH_LOG("%s", buf);
+	EXPECT_TRUE(strstr(buf, line) != NULL) TH_LOG("%s", buf);
 }
 
 TEST_F(watch, debugfs_file_goes_with_its_open_file)

@@ -276,8 +276,8 @@ struct waitvar_stats {
  * exclusive ones (wake_up_var_nr()), without changing it.  With
  * WAITVAR_WAKE_FILTER the waker evaluates each WAIT and WAITV waiter's
  * condition itself and wakes only those for which it holds, so none wakes
- * spuriously; the hashed queue is not walked.  WATCH descriptors always
- * test their condition in the waker and are not woken by this command.
+ * spuriously; the hashed queue is not walked.  WATCH descriptors whose
+ * condition holds are woken too, but not counted in @woken.
  */
 struct waitvar_wake_nr {
 	__u32 id;
