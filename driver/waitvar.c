@@ -51,7 +51,7 @@ static_assert(sizeof(struct waitvar_wait) == 40);
 static_assert(sizeof(struct waitvar_wake_nr) == 16);
 static_assert(sizeof(struct waitvar_add) == 24);
 static_assert(sizeof(struct waitvar_cmpxchg) == 32);
-static_assert(sizeof(struct waitvar_waitv_entry) == 16);
+static_assert(sizeof(struct waitvar_waitv_entry) == 24);
 static_assert(sizeof(struct waitvar_waitv) == 40);
 static_assert(sizeof(struct waitvar_watch) == 24);
 static_assert(sizeof(struct waitvar_stats) == 64);
@@ -808,7 +808,7 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 	long ret = 0;
 
 	for (got = 0; got < arg->count; got++) {
-		if (e[got].op >= WAITVAR_OP_COUNT) {
+		if (e[got].op >= WAITVAR_OP_COUNT || e[got].flags || e[got].reserved) {
 			ret = -EINVAL;
 			goto put;
 		}

@@ -29,7 +29,7 @@ _Static_assert(sizeof(struct waitvar_wait) == 40, "waitvar_wait layout");
 _Static_assert(sizeof(struct waitvar_wake_nr) == 16, "waitvar_wake_nr layout");
 _Static_assert(sizeof(struct waitvar_add) == 24, "waitvar_add layout");
 _Static_assert(sizeof(struct waitvar_cmpxchg) == 32, "waitvar_cmpxchg layout");
-_Static_assert(sizeof(struct waitvar_waitv_entry) == 16, "waitvar_waitv_entry layout");
+_Static_assert(sizeof(struct waitvar_waitv_entry) == 24, "waitvar_waitv_entry layout");
 _Static_assert(sizeof(struct waitvar_waitv) == 40, "waitvar_waitv layout");
 _Static_assert(sizeof(struct waitvar_watch) == 24, "waitvar_watch layout");
 _Static_assert(sizeof(struct waitvar_stats) == 64, "waitvar_stats layout");

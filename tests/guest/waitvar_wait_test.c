@@ -414,6 +414,12 @@ TEST_F(wait, waitv_bad_input_returns_the_documented_errno)
 	e[3].op = WAITVAR_OP_COUNT;
 	EXPECT_EQ(-EINVAL, wv_waitv(self->fd, e, 4, 0, 0, 0, NULL, NULL));
 	e[3].op = WAITVAR_OP_EQ;
+	e[3].flags = 1;
+	EXPECT_EQ(-EINVAL, wv_waitv(self->fd, e, 4, 0, 0, 0, NULL, NULL));
+	e[3].flags = 0;
+	e[3].reserved = 1;
+	EXPECT_EQ(-EINVAL, wv_waitv(self->fd, e, 4, 0, 0, 0, NULL, NULL));
+	e[3].reserved = 0;
 	e[3].id = 99999;
 	EXPECT_EQ(-ENOENT, wv_waitv(self->fd, e, 4, 0, 0, 0, NULL, NULL));
 	/* The full 128 is accepted. */

@@ -169,11 +169,15 @@ struct waitvar_wait {
  * @id: the variable
  * @op: one of enum waitvar_op
  * @operand: right-hand side of the comparison
+ * @flags: must be 0
+ * @reserved: must be 0
  */
 struct waitvar_waitv_entry {
 	__u32 id;
 	__u32 op;
 	__u64 operand;
+	__u32 flags;
+	__u32 reserved;
 };
 
 /**
@@ -191,8 +195,8 @@ struct waitvar_waitv_entry {
  * queue of every variable named.  Values of lock-protected variables are
  * read without their locks.  Modes, timeouts and signals work as for
  * WAITVAR_IOC_WAIT.
- * Errors: EINVAL for a bad @count, @op or @mode, or a flag WAIT would
- * refuse; ENOENT if an entry names no variable; EFAULT for @entries;
+ * Errors: EINVAL for a bad @count, @op or @mode, an entry's nonzero
+ * flags or reserved field, or a flag WAIT would refuse; ENOENT if an entry names no variable; EFAULT for @entries;
  * ETIMEDOUT, EINTR; EIDRM if a variable is destroyed while waiting.
  */
 struct waitvar_waitv {
