@@ -196,7 +196,8 @@ struct waitvar_waitv_entry {
  * read without their locks.  Modes, timeouts and signals work as for
  * WAITVAR_IOC_WAIT.
  * Errors: EINVAL for a bad @count, @op or @mode, an entry's nonzero
- * flags or reserved field, or a flag WAIT would refuse; ENOENT if an entry names no variable; EFAULT for @entries;
+ * flags or reserved field, or a flag WAIT would refuse; ENOENT if an
+ * entry names no variable; EFAULT for @entries;
  * ETIMEDOUT, EINTR; EIDRM if a variable is destroyed while waiting.
  */
 struct waitvar_waitv {
