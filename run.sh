@@ -417,9 +417,18 @@ build_module() {
 		echo "built into the kernel (CONFIG_WAITVAR=y): no module"
 		return 0
 	fi
-	mkdir -p "$MOD_BUILD"
+	# Kbuild trusts mtimes, and another checkout sharing this cache may have
+	# built newer objects from other sources: start again when they differ.
+	local key stamp=$MOD_BUILD/.sources
+	key="$CONFIG_HASH $(hash_files "$TOP"/driver/Kbuild "$TOP"/driver/Makefile \
+		"$TOP"/driver/*.c "$TOP"/driver/include/uapi/linux/waitvar.h)"
+	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$key" ]; then
+		rm -rf "$MOD_BUILD"
+		mkdir -p "$MOD_BUILD"
+		echo "$key" >"$stamp"
+	fi
 	# Kbuild writes objects next to the sources: build in a copy, not the repo.
-	rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
+	rsync -rl --checksum --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
 		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
 		"$TOP/driver/" "$MOD_BUILD/src/"
 	kmake M="$MOD_BUILD/src" W=1 KCFLAGS=-Werror modules 2>&1 | tee "$MOD_BUILD/make.log"
@@ -431,6 +440,15 @@ build_module() {
 }
 
 build_userspace() {
+	# make trusts mtimes; another checkout sharing this cache may have built
+	# newer files from other sources: start again when the sources differ.
+	local key stamp=$USER_BUILD.sources
+	key=$(hash_files "$TOP"/tests/guest/* "$TOP/driver/include/uapi/linux/waitvar.h")
+	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$key" ]; then
+		rm -rf "$USER_BUILD" "$USER_BUILD-compat"
+		mkdir -p "${USER_BUILD%/*}"
+		echo "$key" >"$stamp"
+	fi
 	make -C "$TOP/tests/guest" O="$USER_BUILD" CROSS_COMPILE="$CROSS" \
 		KSFT_DIR="$TREE/tools/testing/selftests" -j"$JOBS"
 	[ -z "$COMPAT_CROSS" ] ||

@@ -451,8 +451,14 @@ static int spurious_after_wake(int fd, uint32_t wake_flags)
 	if (a.ret || a.seen != 1)
 		return -1;
 	if (wake_flags & WAITVAR_WAKE_FILTER) {
-		/* Only a was woken, and the count says so. */
-		if (woken != 1 || !waiter_sleeps(&b))
+		/* Only a was woken, and the count says so; b stays asleep. */
+		usleep(100 * 1000);
+		if (woken != 1 || !waiter_sleeps(&b) || wv_stats(fd, a.id, &st) || st.spurious)
+			return -1;
+	} else {
+		/* b was woken too: let it find its condition false and sleep again. */
+		(void)wait_stat(fd, a.id, spurious, 1U);
+		if (!waiter_sleeps(&b))
 			return -1;
 	}
 	wv_set(fd, b.id, 2);
