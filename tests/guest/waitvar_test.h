@@ -235,23 +235,29 @@ static inline bool task_sleeps_in(pid_t pid, pid_t tid, char state)
 }
 
 /*
- * True once the waiter sleeps in @state: after it stored its tid it does
- * nothing but the WAIT ioctl, so that state means it sleeps in the wait.
+ * True once the thread whose tid is published in @tid sleeps in @state,
+ * before it sets @done: after it stored its tid it does nothing but the
+ * call under test, so that state means it sleeps in the kernel's wait.
  */
-static inline bool waiter_sleeps_in(struct waiter *w, char state)
+static inline bool thread_sleeps_in(atomic_int *tid, atomic_int *done, char state)
 {
 	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
 
 	while (now_ns() < deadline) {
-		int tid = atomic_load(&w->tid);
+		int t = atomic_load(tid);
 
-		if (atomic_load(&w->done))
+		if (atomic_load(done))
 			return false;
-		if (tid && task_state(getpid(), tid) == state)
+		if (t && task_state(getpid(), t) == state)
 			return true;
 		usleep(1000);
 	}
 	return false;
+}
+
+static inline bool waiter_sleeps_in(struct waiter *w, char state)
+{
+	return thread_sleeps_in(&w->tid, &w->done, state);
 }
 
 static inline bool waiter_sleeps(struct waiter *w)

@@ -290,14 +290,7 @@ static void *vwaiter_main(void *data)
 
 static bool vwaiter_sleeps_in(struct vwaiter *v, char state)
 {
-	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-
-	while (now_ns() < deadline && !atomic_load(&v->done)) {
-		if (atomic_load(&v->tid) && task_state(getpid(), atomic_load(&v->tid)) == state)
-			return true;
-		usleep(1000);
-	}
-	return false;
+	return thread_sleeps_in(&v->tid, &v->done, state);
 }
 
 TEST_F(wait, waitv_returns_the_index_of_the_first_entry_that_holds)

@@ -119,14 +119,7 @@ static void *poller_main(void *data)
 
 static bool poller_sleeps(struct poller *p)
 {
-	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-
-	while (now_ns() < deadline && !atomic_load(&p->done)) {
-		if (atomic_load(&p->tid) && task_state(getpid(), atomic_load(&p->tid)) == 'S')
-			return true;
-		usleep(1000);
-	}
-	return false;
+	return thread_sleeps_in(&p->tid, &p->done, 'S');
 }
 
 /* A thread blocked on the watch descriptor wakes when SET makes it hold. */
