@@ -15,6 +15,9 @@
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
 #include <linux/build_bug.h>
+#include <linux/ctype.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/debugfs.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -43,6 +46,10 @@ static unsigned int max_vars_per_file = 1024;
 module_param(max_vars_per_file, uint, 0644);
 MODULE_PARM_DESC(max_vars_per_file, "Most variables one open file may hold");
 
+static unsigned int max_named_vars = 256;
+module_param(max_named_vars, uint, 0644);
+MODULE_PARM_DESC(max_named_vars, "Most named variables the device may hold");
+
 /* The layout must not depend on the ABI: no implicit padding anywhere. */
 static_assert(sizeof(struct waitvar_create) == 32);
 static_assert(sizeof(struct waitvar_id) == 8);
@@ -55,6 +62,8 @@ static_assert(sizeof(struct waitvar_waitv_entry) == 24);
 static_assert(sizeof(struct waitvar_waitv) == 40);
 static_assert(sizeof(struct waitvar_watch) == 24);
 static_assert(sizeof(struct waitvar_stats) == 64);
+static_assert(sizeof(struct waitvar_named) == 88);
+static_assert(sizeof(struct waitvar_list) == 24);
 
 #define WAITVAR_CREATE_LOCKS	(WAITVAR_CREATE_SPINLOCK | WAITVAR_CREATE_MUTEX)
 #define WAITVAR_WAIT_TIMEOUTS	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_ABS_MONOTONIC | \
@@ -78,7 +87,6 @@ struct waitvar_counters {
 
 struct waitvar_var {
 	atomic64_t value;	/* &value keys the hashed wait queue */
-	u32 id;
 	enum waitvar_lock_kind lock_kind;
 	bool dead;		/* destroyed: waiters return -EIDRM */
 	spinlock_t spin;	/* WAITVAR_LOCK_SPIN: protects value */
@@ -87,8 +95,15 @@ struct waitvar_var {
 	struct list_head waiters;	/* struct waitvar_waiter.node */
 	unsigned int nr_waiters;
 	struct waitvar_counters stats;
-	struct kref ref;	/* the file's table, each waiter and watch */
+	struct kref ref;	/* each file's table, each waiter and watch, the names */
 	struct rcu_head rcu;
+	/* Named variables only, set before they are published: */
+	bool named;
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	struct list_head name_node;	/* on waitvar_names, under waitvar_names_lock */
+	char name[WAITVAR_NAME_MAX];
 };
 
 struct waitvar_file {
@@ -123,6 +138,10 @@ struct waitvar_watch_file {
 	wait_queue_head_t pollq;
 };
 
+static DEFINE_MUTEX(waitvar_names_lock);	/* protects the two below */
+static LIST_HEAD(waitvar_names);
+static unsigned int waitvar_nr_named;
+
 static DEFINE_MUTEX(waitvar_files_lock);	/* protects the two below */
 static LIST_HEAD(waitvar_files);
 static unsigned int waitvar_next_serial;
@@ -150,6 +169,34 @@ static struct waitvar_var *waitvar_get(struct waitvar_file *wf, u32 id)
 	if (var && !kref_get_unless_zero(&var->ref))
 		var = NULL;
 	rcu_read_unlock();
+	return var;
+}
+
+/* Named variables: mode bits for owner, group and others; DAC override wins. */
+static bool waitvar_permitted(struct waitvar_var *var, int may)
+{
+	umode_t mode = var->mode;
+
+	if (uid_eq(current_fsuid(), var->uid))
+		mode >>= 6;
+	else if (in_group_p(var->gid))
+		mode >>= 3;
+	if ((mode & may & 7) == may)
+		return true;
+	return capable(CAP_DAC_OVERRIDE);
+}
+
+/* The variable @id of @wf, if the caller may access it as @may asks. */
+static struct waitvar_var *waitvar_lookup(struct waitvar_file *wf, u32 id, int may)
+{
+	struct waitvar_var *var = waitvar_get(wf, id);
+
+	if (!var)
+		return ERR_PTR(-ENOENT);
+	if (var->named && !waitvar_permitted(var, may)) {
+		waitvar_put(var);
+		return ERR_PTR(-EACCES);
+	}
 	return var;
 }
 
@@ -315,17 +362,67 @@ static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 	return woken;
 }
 
+/* Ends a variable: every waiter sees -EIDRM, exclusive ones included. */
+static void waitvar_kill(struct waitvar_var *var)
+{
+	WRITE_ONCE(var->dead, true);
+	/* Orders the store before wake_up_var_all()'s waiter check. */
+	smp_mb();
+	wake_up_var_all(&var->value);
+}
+
+/* Drops @id from @wf: a variable of the file dies, a named one lives on. */
 static int waitvar_remove(struct waitvar_file *wf, u32 id)
 {
 	struct waitvar_var *var = xa_erase(&wf->vars, id);
 
 	if (!var)
 		return -ENOENT;
-	WRITE_ONCE(var->dead, true);
-	/* Every waiter must see -EIDRM, exclusive ones included. */
-	smp_mb();
-	wake_up_var_all(&var->value);
+	if (!var->named)
+		waitvar_kill(var);
 	waitvar_put(var);
+	return 0;
+}
+
+static bool waitvar_create_flags_bad(u32 flags)
+{
+	return (flags & ~WAITVAR_CREATE_LOCKS) ||
+	       (flags & WAITVAR_CREATE_LOCKS) == WAITVAR_CREATE_LOCKS;
+}
+
+/* A new variable, charged to the caller's memory cgroup. */
+static struct waitvar_var *waitvar_new(u64 value, u32 flags)
+{
+	struct waitvar_var *var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
+
+	if (!var)
+		return NULL;
+	atomic64_set(&var->value, value);
+	if (flags & WAITVAR_CREATE_SPINLOCK)
+		var->lock_kind = WAITVAR_LOCK_SPIN;
+	else if (flags & WAITVAR_CREATE_MUTEX)
+		var->lock_kind = WAITVAR_LOCK_MUTEX;
+	spin_lock_init(&var->spin);
+	mutex_init(&var->mutex);
+	spin_lock_init(&var->waiters_lock);
+	INIT_LIST_HEAD(&var->waiters);
+	INIT_LIST_HEAD(&var->name_node);
+	kref_init(&var->ref);
+	return var;
+}
+
+/* Puts @var in @wf's table with a reference of its own; returns the id. */
+static int waitvar_attach(struct waitvar_file *wf, struct waitvar_var *var, u32 *id)
+{
+	int ret;
+
+	kref_get(&var->ref);
+	ret = xa_alloc(&wf->vars, id, var, XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		waitvar_put(var);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
 	return 0;
 }
 
@@ -333,39 +430,16 @@ static long waitvar_create(struct waitvar_file *wf, void *data)
 {
 	struct waitvar_create *arg = data;
 	struct waitvar_var *var;
-	u32 id;
 	int ret;
 
-	if ((arg->flags & ~WAITVAR_CREATE_LOCKS) ||
-	    (arg->flags & WAITVAR_CREATE_LOCKS) == WAITVAR_CREATE_LOCKS ||
-	    arg->reserved[0] || arg->reserved[1])
+	if (waitvar_create_flags_bad(arg->flags) || arg->reserved[0] || arg->reserved[1])
 		return -EINVAL;
-
-	var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
+	var = waitvar_new(arg->value, arg->flags);
 	if (!var)
 		return -ENOMEM;
-	atomic64_set(&var->value, arg->value);
-	if (arg->flags & WAITVAR_CREATE_SPINLOCK)
-		var->lock_kind = WAITVAR_LOCK_SPIN;
-	else if (arg->flags & WAITVAR_CREATE_MUTEX)
-		var->lock_kind = WAITVAR_LOCK_MUTEX;
-	spin_lock_init(&var->spin);
-	mutex_init(&var->mutex);
-	spin_lock_init(&var->waiters_lock);
-	INIT_LIST_HEAD(&var->waiters);
-	kref_init(&var->ref);
-
-	ret = xa_alloc(&wf->vars, &id, var,
-		       XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
-		       GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		waitvar_put(var);
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
-	/* Only debugfs reads it; the table lookup is by index. */
-	WRITE_ONCE(var->id, id);
-	arg->id = id;
-	return 0;
+	ret = waitvar_attach(wf, var, &arg->id);
+	waitvar_put(var);
+	return ret;
 }
 
 static void waitvar_create_undo(struct waitvar_file *wf, void *data)
@@ -391,9 +465,9 @@ static long waitvar_get_value(struct waitvar_file *wf, void *data)
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_READ);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	arg->value = atomic64_read(&var->value);
 	waitvar_put(var);
 	return 0;
@@ -406,9 +480,9 @@ static long waitvar_set_value(struct waitvar_file *wf, void *data)
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	waitvar_lock(var);
 	atomic64_set(&var->value, arg->value);
 	waitvar_wake(var);
@@ -424,9 +498,9 @@ static long waitvar_add(struct waitvar_file *wf, void *data)
 
 	if (arg->flags & ~WAITVAR_ADD_WAKE)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	waitvar_lock(var);
 	arg->value = atomic64_add_return(arg->delta, &var->value);
 	if (arg->flags & WAITVAR_ADD_WAKE)
@@ -443,9 +517,9 @@ static long waitvar_dec_and_wake(struct waitvar_file *wf, void *data)
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	waitvar_lock(var);
 	arg->value = atomic64_dec_return(&var->value);
 	if (!arg->value)
@@ -462,9 +536,9 @@ static long waitvar_cmpxchg(struct waitvar_file *wf, void *data)
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	waitvar_lock(var);
 	arg->prev = atomic64_cmpxchg(&var->value, arg->expected, arg->desired);
 	if (arg->prev == arg->expected)
@@ -481,9 +555,9 @@ static long waitvar_wake_var(struct waitvar_file *wf, void *data)
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	waitvar_lock(var);
 	waitvar_wake(var);
 	waitvar_unlock(var);
@@ -499,9 +573,9 @@ static long waitvar_wake_nr(struct waitvar_file *wf, void *data)
 
 	if ((arg->flags & ~WAITVAR_WAKE_FILTER) || arg->nr > INT_MAX)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	if (arg->flags & WAITVAR_WAKE_FILTER) {
 		woken = waitvar_wake_filtered(var, arg->nr);
 	} else {
@@ -689,9 +763,9 @@ static long waitvar_wait(struct waitvar_file *wf, void *data)
 	if (ret)
 		return ret;
 	w.exclusive = arg->flags & WAITVAR_WAIT_EXCLUSIVE;
-	w.var = waitvar_get(wf, arg->id);
-	if (!w.var)
-		return -ENOENT;
+	w.var = waitvar_lookup(wf, arg->id, MAY_READ);
+	if (IS_ERR(w.var))
+		return PTR_ERR(w.var);
 	if (w.var->lock_kind != WAITVAR_LOCK_NONE &&
 	    (w.exclusive || arg->mode == WAITVAR_MODE_IO)) {
 		waitvar_put(w.var);
@@ -812,9 +886,9 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 			ret = -EINVAL;
 			goto put;
 		}
-		vw[got].w.var = waitvar_get(wf, e[got].id);
-		if (!vw[got].w.var) {
-			ret = -ENOENT;
+		vw[got].w.var = waitvar_lookup(wf, e[got].id, MAY_READ);
+		if (IS_ERR(vw[got].w.var)) {
+			ret = PTR_ERR(vw[got].w.var);
 			goto put;
 		}
 		vw[got].w.op = e[got].op;
@@ -971,6 +1045,8 @@ struct waitvar_args {
 		struct waitvar_waitv waitv;
 		struct waitvar_watch watch;
 		struct waitvar_stats stats;
+		struct waitvar_named named;
+		struct waitvar_list list;
 	};
 	struct file *file;	/* WATCH: installed once the fd reached userspace */
 };
@@ -988,10 +1064,11 @@ static long waitvar_watch(struct waitvar_file *wf, void *data)
 	watch = kzalloc(sizeof(*watch), GFP_KERNEL_ACCOUNT);
 	if (!watch)
 		return -ENOMEM;
-	watch->w.var = waitvar_get(wf, arg->id);
-	if (!watch->w.var) {
+	watch->w.var = waitvar_lookup(wf, arg->id, MAY_READ);
+	if (IS_ERR(watch->w.var)) {
+		fd = PTR_ERR(watch->w.var);
 		kfree(watch);
-		return -ENOENT;
+		return fd;
 	}
 	watch->w.op = arg->op;
 	watch->w.operand = arg->operand;
@@ -1044,9 +1121,9 @@ static long waitvar_stats(struct waitvar_file *wf, void *data)
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_get(wf, arg->id);
-	if (!var)
-		return -ENOENT;
+	var = waitvar_lookup(wf, arg->id, MAY_READ);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
 	c = &var->stats;
 	arg->waiters = READ_ONCE(var->nr_waiters);
 	arg->bucket = var_waitqueue_index(&var->value);
@@ -1058,6 +1135,169 @@ static long waitvar_stats(struct waitvar_file *wf, void *data)
 	arg->signals = atomic64_read(&c->signals);
 	waitvar_put(var);
 	return 0;
+}
+
+/* A name is "/" and 1 to WAITVAR_NAME_MAX - 2 of [A-Za-z0-9._-]. */
+static bool waitvar_name_ok(const char *name)
+{
+	size_t len = strnlen(name, WAITVAR_NAME_MAX), i;
+
+	if (len < 2 || len == WAITVAR_NAME_MAX || name[0] != '/')
+		return false;
+	for (i = 1; i < len; i++)
+		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+			return false;
+	return true;
+}
+
+static struct waitvar_var *waitvar_find_name(const char *name)
+{
+	struct waitvar_var *var;
+
+	lockdep_assert_held(&waitvar_names_lock);
+	list_for_each_entry(var, &waitvar_names, name_node)
+		if (!strcmp(var->name, name))
+			return var;
+	return NULL;
+}
+
+/* Takes @var off the names: it dies, its waiters see -EIDRM. */
+static void waitvar_unlink(struct waitvar_var *var)
+{
+	lockdep_assert_held(&waitvar_names_lock);
+	list_del_init(&var->name_node);
+	waitvar_nr_named--;
+	waitvar_kill(var);
+	waitvar_put(var);
+}
+
+static long waitvar_named_create(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_named *arg = data;
+	struct waitvar_var *var;
+	int ret;
+
+	if (waitvar_create_flags_bad(arg->flags) || (arg->mode & ~0777U) || arg->id ||
+	    arg->reserved || !waitvar_name_ok(arg->name))
+		return -EINVAL;
+	var = waitvar_new(arg->value, arg->flags);
+	if (!var)
+		return -ENOMEM;
+	var->named = true;
+	var->uid = current_fsuid();
+	var->gid = current_fsgid();
+	var->mode = arg->mode;
+	strscpy(var->name, arg->name, sizeof(var->name));
+
+	mutex_lock(&waitvar_names_lock);
+	if (waitvar_find_name(arg->name))
+		ret = -EEXIST;
+	else if (waitvar_nr_named >= READ_ONCE(max_named_vars))
+		ret = -ENOSPC;
+	else
+		ret = waitvar_attach(wf, var, &arg->id);
+	if (!ret) {
+		/* The names' reference is the one waitvar_new() returned. */
+		list_add_tail(&var->name_node, &waitvar_names);
+		waitvar_nr_named++;
+	}
+	mutex_unlock(&waitvar_names_lock);
+	if (ret)
+		waitvar_put(var);
+	return ret;
+}
+
+static void waitvar_named_create_undo(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_named *arg = data;
+	struct waitvar_var *var = xa_load(&wf->vars, arg->id);
+
+	mutex_lock(&waitvar_names_lock);
+	if (var && !list_empty(&var->name_node))
+		waitvar_unlink(var);
+	mutex_unlock(&waitvar_names_lock);
+	waitvar_remove(wf, arg->id);
+}
+
+static long waitvar_named_open(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_named *arg = data;
+	struct waitvar_var *var;
+	int ret;
+
+	if (arg->flags || arg->mode || arg->value || arg->id || arg->reserved ||
+	    !waitvar_name_ok(arg->name))
+		return -EINVAL;
+	mutex_lock(&waitvar_names_lock);
+	var = waitvar_find_name(arg->name);
+	if (!var)
+		ret = -ENOENT;
+	else if (!waitvar_permitted(var, MAY_READ))
+		ret = -EACCES;
+	else
+		ret = waitvar_attach(wf, var, &arg->id);
+	mutex_unlock(&waitvar_names_lock);
+	return ret;
+}
+
+static void waitvar_named_open_undo(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_named *arg = data;
+
+	waitvar_remove(wf, arg->id);
+}
+
+static long waitvar_named_remove(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_named *arg = data;
+	struct waitvar_var *var;
+	int ret = 0;
+
+	if (arg->flags || arg->mode || arg->value || arg->id || arg->reserved ||
+	    !waitvar_name_ok(arg->name))
+		return -EINVAL;
+	mutex_lock(&waitvar_names_lock);
+	var = waitvar_find_name(arg->name);
+	if (!var)
+		ret = -ENOENT;
+	else if (!waitvar_permitted(var, MAY_WRITE))
+		ret = -EACCES;
+	else
+		waitvar_unlink(var);
+	mutex_unlock(&waitvar_names_lock);
+	return ret;
+}
+
+static long waitvar_list(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_list *arg = data;
+	char __user *buf = u64_to_user_ptr(arg->names);
+	struct waitvar_var *var;
+	u32 used = 0, needed = 0, count = 0;
+	int ret = 0;
+
+	if (arg->flags || arg->count || arg->needed)
+		return -EINVAL;
+	mutex_lock(&waitvar_names_lock);
+	list_for_each_entry(var, &waitvar_names, name_node) {
+		u32 len = strlen(var->name) + 1;
+
+		if (!waitvar_permitted(var, MAY_READ))
+			continue;
+		needed += len;
+		if (used + len > arg->size)
+			continue;
+		if (copy_to_user(buf + used, var->name, len)) {
+			ret = -EFAULT;
+			break;
+		}
+		used += len;
+		count++;
+	}
+	mutex_unlock(&waitvar_names_lock);
+	arg->count = count;
+	arg->needed = needed;
+	return ret;
 }
 
 /*
@@ -1086,6 +1326,12 @@ static const struct {
 	[_IOC_NR(WAITVAR_IOC_WATCH)] = { WAITVAR_IOC_WATCH, waitvar_watch,
 					 waitvar_watch_commit, waitvar_watch_undo },
 	[_IOC_NR(WAITVAR_IOC_STATS)] = { WAITVAR_IOC_STATS, waitvar_stats },
+	[_IOC_NR(WAITVAR_IOC_NAMED_CREATE)] = { WAITVAR_IOC_NAMED_CREATE, waitvar_named_create,
+						NULL, waitvar_named_create_undo },
+	[_IOC_NR(WAITVAR_IOC_NAMED_OPEN)] = { WAITVAR_IOC_NAMED_OPEN, waitvar_named_open,
+					      NULL, waitvar_named_open_undo },
+	[_IOC_NR(WAITVAR_IOC_NAMED_REMOVE)] = { WAITVAR_IOC_NAMED_REMOVE, waitvar_named_remove },
+	[_IOC_NR(WAITVAR_IOC_LIST)] = { WAITVAR_IOC_LIST, waitvar_list },
 };
 
 static long waitvar_ioctl(struct file *file, unsigned int cmd,
@@ -1127,17 +1373,20 @@ static const char *const waitvar_lock_names[] = {
 	[WAITVAR_LOCK_MUTEX] = "mutex",
 };
 
-static void waitvar_show_var(struct seq_file *m, struct waitvar_var *var)
+static void waitvar_show_var(struct seq_file *m, unsigned long id, struct waitvar_var *var)
 {
 	struct waitvar_counters *c = &var->stats;
 
-	seq_printf(m, "%u %llu %s %u %u %lld %lld %lld %lld %lld %lld\n",
-		   READ_ONCE(var->id), (u64)atomic64_read(&var->value),
+	seq_printf(m, "%lu %llu %s %u %u %lld %lld %lld %lld %lld %lld",
+		   id, (u64)atomic64_read(&var->value),
 		   waitvar_lock_names[var->lock_kind], READ_ONCE(var->nr_waiters),
 		   var_waitqueue_index(&var->value), atomic64_read(&c->waits),
 		   atomic64_read(&c->wakes), atomic64_read(&c->woken),
 		   atomic64_read(&c->spurious), atomic64_read(&c->timeouts),
 		   atomic64_read(&c->signals));
+	if (var->named)
+		seq_printf(m, " %s", var->name);
+	seq_putc(m, '\n');
 }
 
 /* One open file: its variables, one per line.  Freed only after RCU. */
@@ -1148,10 +1397,10 @@ static int waitvar_file_show(struct seq_file *m, void *unused)
 	unsigned long id;
 
 	seq_printf(m, "owner %d\n", wf->owner);
-	seq_puts(m, "id value lock waiters bucket waits wakes woken spurious timeouts signals\n");
+	seq_puts(m, "id value lock waiters bucket waits wakes woken spurious timeouts signals [name]\n");
 	rcu_read_lock();
 	xa_for_each(&wf->vars, id, var)
-		waitvar_show_var(m, var);
+		waitvar_show_var(m, id, var);
 	rcu_read_unlock();
 	return 0;
 }
@@ -1183,6 +1432,14 @@ static int waitvar_summary_show(struct seq_file *m, void *unused)
 	seq_printf(m, "files %u\nvariables %llu\nwaiters %llu\n", files, vars, waiters);
 	seq_printf(m, "waits %llu\nwakes %llu\nwoken %llu\nspurious %llu\n",
 		   waits, wakes, woken, spurious);
+
+	mutex_lock(&waitvar_names_lock);
+	seq_printf(m, "named %u\n", waitvar_nr_named);
+	list_for_each_entry(var, &waitvar_names, name_node)
+		seq_printf(m, "  %s uid %u gid %u mode %04o value %llu waiters %u\n", var->name,
+			   from_kuid(&init_user_ns, var->uid), from_kgid(&init_user_ns, var->gid),
+			   var->mode, (u64)atomic64_read(&var->value), READ_ONCE(var->nr_waiters));
+	mutex_unlock(&waitvar_names_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(waitvar_summary);
@@ -1262,8 +1519,15 @@ static int __init waitvar_init(void)
 
 static void __exit waitvar_exit(void)
 {
+	struct waitvar_var *var, *next;
+
 	misc_deregister(&waitvar_misc);
 	debugfs_remove(waitvar_debugfs);
+	/* No file is open: the names hold the last references. */
+	mutex_lock(&waitvar_names_lock);
+	list_for_each_entry_safe(var, next, &waitvar_names, name_node)
+		waitvar_unlink(var);
+	mutex_unlock(&waitvar_names_lock);
 }
 
 module_init(waitvar_init);

@@ -33,6 +33,8 @@ _Static_assert(sizeof(struct waitvar_waitv_entry) == 24, "waitvar_waitv_entry la
 _Static_assert(sizeof(struct waitvar_waitv) == 40, "waitvar_waitv layout");
 _Static_assert(sizeof(struct waitvar_watch) == 24, "waitvar_watch layout");
 _Static_assert(sizeof(struct waitvar_stats) == 64, "waitvar_stats layout");
+_Static_assert(sizeof(struct waitvar_named) == 88, "waitvar_named layout");
+_Static_assert(sizeof(struct waitvar_list) == 24, "waitvar_list layout");
 
 #define NSEC_PER_MSEC 1000000LL
 #define NO_TIMEOUT (-1LL)
@@ -121,6 +123,21 @@ static inline int wv_cmpxchg(int fd, uint32_t id, uint64_t expected, uint64_t de
 	if (ioctl(fd, WAITVAR_IOC_CMPXCHG, &arg))
 		return -errno;
 	*prev = arg.prev;
+	return 0;
+}
+
+/* NAMED_CREATE, _OPEN or _REMOVE; @id may be NULL. */
+static inline int wv_named(int fd, unsigned long cmd, const char *name, uint64_t value,
+			   uint32_t flags, uint32_t mode, uint32_t *id)
+{
+	struct waitvar_named arg = { .value = value, .flags = flags, .mode = mode };
+
+	/* Too long a name is cut short: the device then sees another name. */
+	memcpy(arg.name, name, strnlen(name, sizeof(arg.name) - 1));
+	if (ioctl(fd, cmd, &arg))
+		return -errno;
+	if (id)
+		*id = arg.id;
 	return 0;
 }
 

@@ -18,7 +18,15 @@
  *   0x00 CREATE        0x01 DESTROY     0x02 GET        0x03 SET
  *   0x04 WAIT          0x05 WAKE        0x06 WAKE_NR    0x07 ADD
  *   0x08 DEC_AND_WAKE  0x09 CMPXCHG     0x0a WAITV      0x0b WATCH
- *   0x0c STATS
+ *   0x0c STATS         0x0d NAMED_CREATE 0x0e NAMED_OPEN 0x0f NAMED_REMOVE
+ *   0x10 LIST
+ *
+ * Named variables ("/name") belong to no file: they live until removed and
+ * any file may attach them under an id of its own, if the variable's owner,
+ * group and mode allow.  Commands on such an id check the caller's access
+ * each time: GET, WAIT, WAITV, WATCH and STATS need read permission, the
+ * updates and wakes write permission (EACCES otherwise); DESTROY only
+ * detaches the id.
  */
 #ifndef _UAPI_LINUX_WAITVAR_H
 #define _UAPI_LINUX_WAITVAR_H
@@ -331,6 +339,58 @@ struct waitvar_cmpxchg {
 	__u64 prev;
 };
 
+/* Size of a name, its NUL included. */
+#define WAITVAR_NAME_MAX	64
+
+/**
+ * struct waitvar_named - argument of WAITVAR_IOC_NAMED_CREATE, _OPEN, _REMOVE
+ * @name: "/" and 1 to 62 characters of [A-Za-z0-9._-], NUL-terminated
+ * @value: CREATE: in: initial value; otherwise must be 0
+ * @flags: CREATE: WAITVAR_CREATE_* bits; otherwise must be 0
+ * @mode: CREATE: in: permission bits (0 to 0777) for the caller's fsuid
+ *	and fsgid; otherwise must be 0
+ * @id: CREATE, OPEN: out: the variable's id in this file; in: must be 0
+ * @reserved: must be 0
+ *
+ * NAMED_CREATE makes a named variable and attaches it to this file; its
+ * memory is charged to the caller's memory cgroup.  NAMED_OPEN attaches an
+ * existing one (read permission).  NAMED_REMOVE takes the name away (write
+ * permission): the variable dies, its waiters return EIDRM, and the ids
+ * still attached only report that.
+ * Errors: EINVAL for a bad name or field, EEXIST (CREATE), ENOENT (OPEN,
+ * REMOVE), EACCES, ENOSPC when the device holds max_named_vars names or
+ * the file max_vars_per_file variables, ENOMEM.
+ */
+struct waitvar_named {
+	char name[WAITVAR_NAME_MAX];
+	__u64 value;
+	__u32 flags;
+	__u32 mode;
+	__u32 id;
+	__u32 reserved;
+};
+
+/**
+ * struct waitvar_list - argument of WAITVAR_IOC_LIST
+ * @names: user pointer to a buffer of @size bytes
+ * @size: in: size of the buffer
+ * @flags: must be 0
+ * @count: out: names written, each NUL-terminated, one after the other;
+ *	in: must be 0
+ * @needed: out: bytes all the names the caller may see would take;
+ *	in: must be 0
+ *
+ * Lists the named variables the caller has read permission on, in the
+ * order they were created; names that do not fit are left out.
+ */
+struct waitvar_list {
+	__u64 names;
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 needed;
+};
+
 #define WAITVAR_IOC_CREATE	_IOWR(WAITVAR_IOC_MAGIC, 0x00, struct waitvar_create)
 #define WAITVAR_IOC_DESTROY	_IOW(WAITVAR_IOC_MAGIC, 0x01, struct waitvar_id)
 #define WAITVAR_IOC_GET		_IOWR(WAITVAR_IOC_MAGIC, 0x02, struct waitvar_value)
@@ -344,5 +404,9 @@ struct waitvar_cmpxchg {
 #define WAITVAR_IOC_WAITV	_IOWR(WAITVAR_IOC_MAGIC, 0x0a, struct waitvar_waitv)
 #define WAITVAR_IOC_WATCH	_IOWR(WAITVAR_IOC_MAGIC, 0x0b, struct waitvar_watch)
 #define WAITVAR_IOC_STATS	_IOWR(WAITVAR_IOC_MAGIC, 0x0c, struct waitvar_stats)
+#define WAITVAR_IOC_NAMED_CREATE _IOWR(WAITVAR_IOC_MAGIC, 0x0d, struct waitvar_named)
+#define WAITVAR_IOC_NAMED_OPEN	_IOWR(WAITVAR_IOC_MAGIC, 0x0e, struct waitvar_named)
+#define WAITVAR_IOC_NAMED_REMOVE _IOW(WAITVAR_IOC_MAGIC, 0x0f, struct waitvar_named)
+#define WAITVAR_IOC_LIST	_IOWR(WAITVAR_IOC_MAGIC, 0x10, struct waitvar_list)
 
 #endif /* _UAPI_LINUX_WAITVAR_H */

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/waitvar named variables: sharing between files and processes,
+ * lifetime, owner/group/mode checks against an unprivileged user, LIST and
+ * the device-wide limit.
+ */
+#include <grp.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "waitvar_test.h"
+
+/* The kernel's harness is written for -Wall; it has unused parameters. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define NOBODY 65534
+
+FIXTURE(named) {
+	int fd;
+	char name[WAITVAR_NAME_MAX];	/* unique to this test */
+};
+
+FIXTURE_SETUP(named)
+{
+	self->fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
+	snprintf(self->name, sizeof(self->name), "/test-%d", getpid());
+}
+
+FIXTURE_TEARDOWN(named)
+{
+	/* Named variables outlive the test: take them away. */
+	wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0, NULL);
+	close(self->fd);
+}
+
+TEST_F(named, two_files_share_a_named_variable)
+{
+	struct waiter w = { .op = WAITVAR_OP_EQ, .operand = 9, .timeout_ns = NO_TIMEOUT };
+	uint64_t value = 0;
+	uint32_t id2 = 0;
+	int fd2;
+
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 5, 0, 0600, &w.id));
+	fd2 = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, wv_named(fd2, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id2));
+	ASSERT_EQ(0, wv_get(fd2, id2, &value));
+	EXPECT_EQ(5U, value);
+	w.fd = self->fd;
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	/* A change through the other file wakes this file's waiter. */
+	ASSERT_EQ(0, wv_set(fd2, id2, 9));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(9U, w.seen);
+	close(fd2);
+}
+
+TEST_F(named, a_named_variable_outlives_its_creator_until_removed)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+	int fd2;
+
+	fd2 = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, wv_named(fd2, WAITVAR_IOC_NAMED_CREATE, self->name, 77, 0, 0644, &id));
+	/* DESTROY of the id only detaches it. */
+	ASSERT_EQ(0, wv_id_cmd(fd2, WAITVAR_IOC_DESTROY, id));
+	close(fd2);
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id));
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	EXPECT_EQ(77U, value);
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0, NULL));
+	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id));
+	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0,
+				    NULL));
+	/* The attached id reports the death. */
+	EXPECT_EQ(-EIDRM, wv_wait(self->fd, id, WAITVAR_OP_EQ, 0, NO_TIMEOUT, NULL));
+}
+
+TEST_F(named, remove_wakes_waiters_with_eidrm)
+{
+	struct waiter w[2];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		w[i] = (struct waiter){ .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1,
+					.timeout_ns = NO_TIMEOUT,
+					.flags = i ? WAITVAR_WAIT_EXCLUSIVE : 0 };
+	}
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0, 0600,
+			      &w[0].id));
+	w[1].id = w[0].id;
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, waiter_start(&w[i]));
+		ASSERT_TRUE(waiter_sleeps(&w[i]));
+	}
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0, NULL));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
+		EXPECT_EQ(-EIDRM, w[i].ret);
+	}
+}
+
+TEST_F(named, bad_names_and_fields_return_the_documented_errno)
+{
+	static const char *const bad[] = { "", "/", "name", "/a/b", "/sp ace", "/tab\t" };
+	struct waitvar_named arg = {};
+	char longname[WAITVAR_NAME_MAX + 1];
+	uint32_t id = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(bad); i++)
+		EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, bad[i], 0, 0,
+					    0600, &id)) TH_LOG("bad name %zu", i);
+	/* 63 characters leave no room for the NUL. */
+	memset(longname, 'x', sizeof(longname));
+	longname[0] = '/';
+	memcpy(arg.name, longname, sizeof(arg.name));
+	arg.mode = 0600;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_NAMED_CREATE, &arg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0,
+				    01600, &id));
+	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0,
+				    1U << 31, 0600, &id));
+	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id));
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0, 0600, &id));
+	EXPECT_EQ(-EEXIST, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0, 0600,
+				    &id));
+	/* OPEN and REMOVE take no value, flags or mode. */
+	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 1, 0, 0, &id));
+	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0600,
+				    NULL));
+}
+
+/* Drops to uid @uid, gid @gid, no supplementary groups; _exit()s on failure. */
+static void become(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
+		_exit(100);
+}
+
+/*
+ * In a child that inherited @fd (with @id attached by root) and became
+ * @uid/@gid: the errno of GET, SET, WAIT, WATCH and REMOVE, packed one
+ * digit each as 0 (allowed) or 1 (EACCES), into the exit status.
+ */
+static int access_as(int fd, uint32_t id, const char *name, uid_t uid, gid_t gid)
+{
+	struct waitvar_watch watch = { .id = id, .op = WAITVAR_OP_EQ };
+	int status = 0, code;
+	uint64_t value;
+	pid_t child;
+
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		uint32_t other = 0;
+		int open_rc;
+
+		become(uid, gid);
+		code = (wv_get(fd, id, &value) == -EACCES) << 0;
+		code |= (wv_set(fd, id, 1) == -EACCES) << 1;
+		code |= (wv_wait(fd, id, WAITVAR_OP_NE, 12345, 0, NULL) == -EACCES) << 2;
+		code |= (ioctl(fd, WAITVAR_IOC_WATCH, &watch) && errno == EACCES) << 3;
+		open_rc = wv_named(fd, WAITVAR_IOC_NAMED_OPEN, name, 0, 0, 0, &other);
+		code |= (open_rc == -EACCES) << 4;
+		code |= (wv_named(fd, WAITVAR_IOC_NAMED_REMOVE, name, 0, 0, 0, NULL) ==
+			 -EACCES) << 5;
+		_exit(code);
+	}
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Bits of access_as(): what a reader without write permission is refused. */
+#define DENY_ALL	0x3f
+#define DENY_WRITE	((1 << 1) | (1 << 5))
+
+TEST_F(named, unprivileged_user_cannot_touch_roots_0600_variable)
+{
+	uint32_t id = 0;
+
+	ASSERT_EQ(0U, getuid()) TH_LOG("needs root to create the variable and drop privileges");
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0600, &id));
+	EXPECT_EQ(DENY_ALL, access_as(self->fd, id, self->name, NOBODY, NOBODY));
+}
+
+TEST_F(named, mode_bits_are_honoured_for_group_and_others)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0U, getuid());
+	/* Group (gid 0) may read and write, others may only read. */
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0064, &id));
+	EXPECT_EQ(DENY_WRITE, access_as(self->fd, id, self->name, NOBODY, NOBODY));
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	EXPECT_EQ(3U, value);
+	/* The group member may do it all, REMOVE included. */
+	EXPECT_EQ(0, access_as(self->fd, id, self->name, NOBODY, 0));
+	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	EXPECT_EQ(1U, value);
+	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0,
+				    NULL));
+	/* Others' bits, when they grant more, apply to others. */
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0006, &id));
+	EXPECT_EQ(0, access_as(self->fd, id, self->name, NOBODY, NOBODY));
+}
+
+/* The names LIST returns, as one string "a b c". */
+static int list_names(int fd, char *out, size_t size, uint32_t *needed)
+{
+	struct waitvar_list arg = {};
+	char buf[4096], *p;
+	uint32_t i;
+
+	arg.names = (uintptr_t)buf;
+	arg.size = sizeof(buf);
+	if (ioctl(fd, WAITVAR_IOC_LIST, &arg))
+		return -errno;
+	out[0] = '\0';
+	for (i = 0, p = buf; i < arg.count; i++, p += strlen(p) + 1)
+		snprintf(out + strlen(out), size - strlen(out), "%s ", p);
+	*needed = arg.needed;
+	return arg.count;
+}
+
+TEST_F(named, list_shows_the_names_the_caller_may_read)
+{
+	char names[4096], secret[WAITVAR_NAME_MAX + 8], open_[WAITVAR_NAME_MAX + 8];
+	struct waitvar_list bad = { .flags = 1 };
+	int status = 0, n;
+	uint32_t id = 0, needed = 0;
+	pid_t child;
+
+	snprintf(secret, sizeof(secret), "%s-s", self->name);
+	snprintf(open_, sizeof(open_), "%s-o", self->name);
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, secret, 0, 0, 0600, &id));
+	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, open_, 0, 0, 0644, &id));
+	n = list_names(self->fd, names, sizeof(names), &needed);
+	ASSERT_LE(2, n);
+	EXPECT_TRUE(strstr(names, secret) != NULL);
+	EXPECT_TRUE(strstr(names, open_) != NULL);
+	EXPECT_LE(strlen(secret) + strlen(open_) + 2, needed);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_LIST, &bad));
+	EXPECT_EQ(EINVAL, errno);
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		become(NOBODY, NOBODY);
+		if (list_names(self->fd, names, sizeof(names), &needed) < 1)
+			_exit(1);
+		_exit(strstr(names, secret) ? 2 : strstr(names, open_) ? 0 : 3);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, secret, 0, 0, 0, NULL);
+	wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, open_, 0, 0, 0, NULL);
+}
+
+static int set_param(const char *name, unsigned int value)
+{
+	char path[128], buf[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/waitvar/parameters/%s", name);
+	snprintf(buf, sizeof(buf), "%u", value);
+	fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, strlen(buf)) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+TEST_F(named, the_device_wide_limit_returns_enospc)
+{
+	char name[WAITVAR_NAME_MAX + 8], names[4096];
+	uint32_t id = 0, needed = 0;
+	int before, i;
+
+	before = list_names(self->fd, names, sizeof(names), &needed);
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, set_param("max_named_vars", before + 2));
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s-%d", self->name, i);
+		EXPECT_EQ(i < 2 ? 0 : -ENOSPC,
+			  wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, name, 0, 0, 0600, &id));
+	}
+	ASSERT_EQ(0, set_param("max_named_vars", 256));
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s-%d", self->name, i);
+		wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, name, 0, 0, 0, NULL);
+	}
+}
+
+TEST_HARNESS_MAIN
