@@ -443,12 +443,14 @@ build_userspace() {
 	# make trusts mtimes; another checkout sharing this cache may have built
 	# newer files from other sources: start again when the sources differ.
 	local key stamp=$USER_BUILD.sources
-	key=$(hash_files "$TOP"/tests/guest/* "$TOP/driver/include/uapi/linux/waitvar.h")
+	key=$(hash_files "$TOP"/tests/guest/* "$TOP"/userspace/* "$TOP/driver/include/uapi/linux/waitvar.h")
 	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$key" ]; then
 		rm -rf "$USER_BUILD" "$USER_BUILD-compat"
 		mkdir -p "${USER_BUILD%/*}"
 		echo "$key" >"$stamp"
 	fi
+	# libwaitvar and waitvarctl, then the test programs (they link the library).
+	make -C "$TOP/userspace" O="$USER_BUILD" CROSS_COMPILE="$CROSS" -j"$JOBS"
 	make -C "$TOP/tests/guest" O="$USER_BUILD" CROSS_COMPILE="$CROSS" \
 		KSFT_DIR="$TREE/tools/testing/selftests" -j"$JOBS"
 	[ -z "$COMPAT_CROSS" ] ||

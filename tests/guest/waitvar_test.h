@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/waitvar.h>
+#include "libwaitvar.h"
 
 /* The same layout for 32- and 64-bit userspace as for the kernel. */
 _Static_assert(sizeof(struct waitvar_create) == 32, "waitvar_create layout");
@@ -40,21 +40,18 @@ _Static_assert(sizeof(struct waitvar_list) == 24, "waitvar_list layout");
 #define NO_TIMEOUT (-1LL)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Thin shapes over libwaitvar that the tests read best in. */
 static inline int wv_create_flags(int fd, uint64_t value, uint32_t flags, uint32_t *id)
 {
-	struct waitvar_create arg = { .value = value, .flags = flags };
-
-	if (ioctl(fd, WAITVAR_IOC_CREATE, &arg))
-		return -errno;
-	*id = arg.id;
-	return 0;
+	return waitvar_create(fd, value, flags, id);
 }
 
 static inline int wv_create(int fd, uint64_t value, uint32_t *id)
 {
-	return wv_create_flags(fd, value, 0, id);
+	return waitvar_create(fd, value, 0, id);
 }
 
+/* A raw command on an id: DESTROY, WAKE or any other the test picks. */
 static inline int wv_id_cmd(int fd, unsigned long cmd, uint32_t id)
 {
 	struct waitvar_id arg = { .id = id };
@@ -62,71 +59,24 @@ static inline int wv_id_cmd(int fd, unsigned long cmd, uint32_t id)
 	return ioctl(fd, cmd, &arg) ? -errno : 0;
 }
 
-static inline int wv_get(int fd, uint32_t id, uint64_t *value)
-{
-	struct waitvar_value arg = { .id = id };
+#define wv_get waitvar_get
+#define wv_set waitvar_set
+#define wv_add waitvar_add
+#define wv_dec_and_wake waitvar_dec_and_wake
+#define wv_cmpxchg waitvar_cmpxchg
+#define wv_stats waitvar_stats
 
-	if (ioctl(fd, WAITVAR_IOC_GET, &arg))
-		return -errno;
-	*value = arg.value;
-	return 0;
-}
-
-static inline int wv_set(int fd, uint32_t id, uint64_t value)
-{
-	struct waitvar_value arg = { .id = id, .value = value };
-
-	return ioctl(fd, WAITVAR_IOC_SET, &arg) ? -errno : 0;
-}
-
-/* Returns how many waiters were woken, or -errno. */
 static inline int wv_wake_nr_flags(int fd, uint32_t id, uint32_t nr, uint32_t flags)
 {
-	struct waitvar_wake_nr arg = { .id = id, .nr = nr, .flags = flags };
-
-	if (ioctl(fd, WAITVAR_IOC_WAKE_NR, &arg))
-		return -errno;
-	return arg.woken;
+	return waitvar_wake_nr(fd, id, nr, flags);
 }
 
 static inline int wv_wake_nr(int fd, uint32_t id, uint32_t nr)
 {
-	return wv_wake_nr_flags(fd, id, nr, 0);
+	return waitvar_wake_nr(fd, id, nr, 0);
 }
 
-static inline int wv_add(int fd, uint32_t id, int64_t delta, uint32_t flags, uint64_t *value)
-{
-	struct waitvar_add arg = { .id = id, .flags = flags, .delta = delta };
-
-	if (ioctl(fd, WAITVAR_IOC_ADD, &arg))
-		return -errno;
-	*value = arg.value;
-	return 0;
-}
-
-static inline int wv_dec_and_wake(int fd, uint32_t id, uint64_t *value)
-{
-	struct waitvar_value arg = { .id = id };
-
-	if (ioctl(fd, WAITVAR_IOC_DEC_AND_WAKE, &arg))
-		return -errno;
-	*value = arg.value;
-	return 0;
-}
-
-static inline int wv_cmpxchg(int fd, uint32_t id, uint64_t expected, uint64_t desired,
-			     uint64_t *prev)
-{
-	struct waitvar_cmpxchg arg = { .id = id, .expected = expected,
-				       .desired = desired };
-
-	if (ioctl(fd, WAITVAR_IOC_CMPXCHG, &arg))
-		return -errno;
-	*prev = arg.prev;
-	return 0;
-}
-
-/* NAMED_CREATE, _OPEN or _REMOVE; @id may be NULL. */
+/* Raw NAMED_CREATE, _OPEN or _REMOVE, every field the caller's; @id may be NULL. */
 static inline int wv_named(int fd, unsigned long cmd, const char *name, uint64_t value,
 			   uint32_t flags, uint32_t mode, uint32_t *id)
 {
@@ -141,30 +91,16 @@ static inline int wv_named(int fd, unsigned long cmd, const char *name, uint64_t
 	return 0;
 }
 
-static inline int wv_stats(int fd, uint32_t id, struct waitvar_stats *st)
-{
-	*st = (struct waitvar_stats){ .id = id };
-	return ioctl(fd, WAITVAR_IOC_STATS, st) ? -errno : 0;
-}
-
 /* A full WAIT: timeout_ns < 0 and no timeout flag means no timeout. */
 static inline int wv_wait_full(int fd, uint32_t id, uint32_t op, uint64_t operand,
 			       long long timeout_ns, uint32_t flags, uint32_t mode,
 			       uint64_t *seen)
 {
-	struct waitvar_wait arg = { .id = id, .op = op, .operand = operand,
-				    .flags = flags, .mode = mode };
-
-	if (timeout_ns >= 0) {
-		if (!(flags & (WAITVAR_WAIT_ABS_MONOTONIC | WAITVAR_WAIT_ABS_REALTIME)))
-			arg.flags |= WAITVAR_WAIT_TIMEOUT;
-		arg.timeout_ns = timeout_ns;
-	}
-	if (ioctl(fd, WAITVAR_IOC_WAIT, &arg))
-		return -errno;
-	if (seen)
-		*seen = arg.value;
-	return 0;
+	if (timeout_ns < 0)
+		return waitvar_wait(fd, id, op, operand, mode, flags, 0, seen);
+	if (!(flags & (WAITVAR_WAIT_ABS_MONOTONIC | WAITVAR_WAIT_ABS_REALTIME)))
+		flags |= WAITVAR_WAIT_TIMEOUT;
+	return waitvar_wait(fd, id, op, operand, mode, flags, timeout_ns, seen);
 }
 
 static inline int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,

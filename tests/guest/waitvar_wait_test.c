@@ -252,20 +252,15 @@ TEST_F(wait, relative_timeout_wait_returns_eintr_even_with_sa_restart)
 static int wv_waitv(int fd, struct waitvar_waitv_entry *e, uint32_t count, uint32_t mode,
 		    long long timeout_ns, uint32_t flags, uint32_t *index, uint64_t *value)
 {
-	struct waitvar_waitv arg = { .entries = (uintptr_t)e, .count = count, .mode = mode,
-				     .flags = flags };
+	int ret;
 
-	if (timeout_ns >= 0) {
-		if (!(flags & (WAITVAR_WAIT_ABS_MONOTONIC | WAITVAR_WAIT_ABS_REALTIME)))
-			arg.flags |= WAITVAR_WAIT_TIMEOUT;
-		arg.timeout_ns = timeout_ns;
-	}
-	if (ioctl(fd, WAITVAR_IOC_WAITV, &arg))
-		return -errno;
+	if (timeout_ns >= 0 && !(flags & (WAITVAR_WAIT_ABS_MONOTONIC | WAITVAR_WAIT_ABS_REALTIME)))
+		flags |= WAITVAR_WAIT_TIMEOUT;
+	ret = waitvar_waitv(fd, e, count, mode, flags, timeout_ns < 0 ? 0 : timeout_ns, value);
+	if (ret < 0)
+		return ret;
 	if (index)
-		*index = arg.index;
-	if (value)
-		*value = arg.value;
+		*index = ret;
 	return 0;
 }
 

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * waitvarctl, the CLI on the guest's PATH: every command, its output
+ * (human and --json), its exit status, and waits that other invocations
+ * end, as a person would use it from the shell.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "waitvar_test.h"
+
+/* The kernel's harness is written for -Wall; it has unused parameters. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+FIXTURE(ctl) {
+	int fd;
+	char name[WAITVAR_NAME_MAX];
+};
+
+FIXTURE_SETUP(ctl)
+{
+	self->fd = waitvar_open();
+	ASSERT_LE(0, self->fd);
+	snprintf(self->name, sizeof(self->name), "/ctl-%d", getpid());
+}
+
+FIXTURE_TEARDOWN(ctl)
+{
+	waitvar_named_remove(self->fd, self->name);
+	close(self->fd);
+}
+
+/* Runs a shell command line; its stdout (and stderr) go to @out. */
+static int sh(char *out, size_t size, const char *fmt, ...)
+{
+	char cmd[1024];
+	size_t len = 0;
+	va_list ap;
+	FILE *f;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	out[0] = '\0';
+	while (len + 1 < size && fgets(out + len, size - len, f))
+		len = strlen(out);
+	status = pclose(f);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Waits until the named variable has @want waiters (10 s at most). */
+static bool named_waiters(int fd, const char *name, uint32_t want)
+{
+	uint32_t id;
+	bool ok;
+
+	if (waitvar_named_open(fd, name, &id))
+		return false;
+	ok = wait_stat(fd, id, waiters, want) == want;
+	waitvar_destroy(fd, id);
+	return ok;
+}
+
+TEST_F(ctl, create_get_set_add_dec_cmpxchg_rm)
+{
+	char out[512];
+
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s --value 3 --mode 0640",
+			self->name));
+	EXPECT_STREQ("3\n", out);
+	EXPECT_EQ(3, sh(out, sizeof(out), "waitvarctl create %s 2>&1", self->name));
+	EXPECT_TRUE(strstr(out, "File exists") != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl get %s", self->name));
+	EXPECT_STREQ("3\n", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --json get %s", self->name));
+	EXPECT_TRUE(strstr(out, "\"value\":3}") != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl set %s 10", self->name));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl add %s -4", self->name));
+	EXPECT_STREQ("6\n", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl dec %s", self->name));
+	EXPECT_STREQ("5\n", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl cmpxchg %s 4 9", self->name));
+	EXPECT_STREQ("5 unchanged\n", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --json cmpxchg %s 5 9", self->name));
+	EXPECT_TRUE(strstr(out, "\"prev\":5,\"exchanged\":true") != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl ls"));
+	EXPECT_TRUE(strstr(out, self->name) != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl rm %s", self->name));
+	EXPECT_EQ(3, sh(out, sizeof(out), "waitvarctl get %s 2>&1", self->name));
+	EXPECT_TRUE(strstr(out, "No such file or directory") != NULL) TH_LOG("%s", out);
+}
+
+TEST_F(ctl, bad_usage_prints_usage_and_exits_2)
+{
+	static const char *const bad[] = {
+		"", "frobnicate", "get", "set /x", "set /x notanumber", "wait /x eq",
+		"wait /x frob 1", "wait /x eq 1 --timeout 5parsecs",
+		"wait /x eq 1 --io", "wake /x -n 0", "create /x --lock rwsem", "ls extra",
+	};
+	char out[4096];
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(bad); i++) {
+		EXPECT_EQ(2, sh(out, sizeof(out), "waitvarctl %s 2>&1", bad[i]))
+			TH_LOG("case %zu", i);
+		EXPECT_TRUE(strstr(out, "usage: waitvarctl") != NULL) TH_LOG("case %zu", i);
+	}
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl wait --help"));
+	EXPECT_TRUE(strstr(out, "--timeout") != NULL);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --help"));
+	EXPECT_TRUE(strstr(out, "watch") != NULL);
+}
+
+TEST_F(ctl, wait_times_out_with_exit_1)
+{
+	char out[512];
+
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s", self->name));
+	EXPECT_EQ(1, sh(out, sizeof(out), "waitvarctl wait %s eq 1 --timeout 100ms 2>&1",
+			self->name));
+	EXPECT_TRUE(strstr(out, "timed out") != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(1, sh(out, sizeof(out), "waitvarctl wait %s eq 1 --io --timeout 50ms",
+			self->name));
+}
+
+TEST_F(ctl, a_wait_in_one_command_ends_by_a_set_in_another)
+{
+	char out[512], cmd[256];
+	FILE *w;
+
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s --value 2", self->name));
+	snprintf(cmd, sizeof(cmd), "waitvarctl wait %s eq 0 --killable", self->name);
+	w = popen(cmd, "r");
+	ASSERT_TRUE(w != NULL);
+	ASSERT_TRUE(named_waiters(self->fd, self->name, 1));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl dec %s", self->name));
+	EXPECT_TRUE(named_waiters(self->fd, self->name, 1));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl dec %s", self->name));
+	ASSERT_TRUE(fgets(out, sizeof(out), w) != NULL);
+	EXPECT_STREQ("0\n", out);
+	EXPECT_EQ(0, WEXITSTATUS(pclose(w)));
+}
+
+TEST_F(ctl, wake_counts_exclusive_waiters_and_filtered_wakes)
+{
+	char out[512], cmd[256];
+	FILE *w[3];
+	int i;
+
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s", self->name));
+	snprintf(cmd, sizeof(cmd), "waitvarctl wait %s ge 1 --exclusive", self->name);
+	for (i = 0; i < 3; i++) {
+		w[i] = popen(cmd, "r");
+		ASSERT_TRUE(w[i] != NULL);
+	}
+	ASSERT_TRUE(named_waiters(self->fd, self->name, 3));
+	/* Nothing holds yet: a filtered wake wakes nobody. */
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl wake %s --filtered", self->name));
+	EXPECT_STREQ("0\n", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl add %s 1 --no-wake", self->name));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl wake %s", self->name));
+	EXPECT_STREQ("1\n", out);
+	EXPECT_TRUE(named_waiters(self->fd, self->name, 2));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --json wake %s --all", self->name));
+	EXPECT_TRUE(strstr(out, "\"woken\":2}") != NULL) TH_LOG("%s", out);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, WEXITSTATUS(pclose(w[i])));
+}
+
+TEST_F(ctl, waitv_reports_which_condition_held)
+{
+	char out[512], other[WAITVAR_NAME_MAX + 8], cmd[512];
+	FILE *w;
+
+	snprintf(other, sizeof(other), "%s-b", self->name);
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s", self->name));
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s", other));
+	snprintf(cmd, sizeof(cmd), "waitvarctl waitv %s eq 1 %s any 6 --timeout 60s",
+		 self->name, other);
+	w = popen(cmd, "r");
+	ASSERT_TRUE(w != NULL);
+	ASSERT_TRUE(named_waiters(self->fd, other, 1));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl set %s 4", other));
+	ASSERT_TRUE(fgets(out, sizeof(out), w) != NULL);
+	pclose(w);
+	snprintf(cmd, sizeof(cmd), "1 %s 4\n", other);
+	EXPECT_STREQ(cmd, out);
+	waitvar_named_remove(self->fd, other);
+}
+
+TEST_F(ctl, watch_prints_each_time_the_condition_holds)
+{
+	char out[512], cmd[256];
+	FILE *w;
+
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s", self->name));
+	snprintf(cmd, sizeof(cmd), "waitvarctl watch %s ge 10 --count 2", self->name);
+	w = popen(cmd, "r");
+	ASSERT_TRUE(w != NULL);
+	ASSERT_TRUE(named_waiters(self->fd, self->name, 1));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl set %s 5", self->name));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl set %s 12", self->name));
+	ASSERT_TRUE(fgets(out, sizeof(out), w) != NULL);
+	EXPECT_STREQ("12\n", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl set %s 15", self->name));
+	ASSERT_TRUE(fgets(out, sizeof(out), w) != NULL);
+	EXPECT_STREQ("15\n", out);
+	EXPECT_EQ(0, WEXITSTATUS(pclose(w)));
+}
+
+TEST_F(ctl, stats_show_the_counters)
+{
+	char out[512];
+
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl create %s", self->name));
+	EXPECT_EQ(1, sh(out, sizeof(out), "waitvarctl wait %s eq 1 --timeout 10ms", self->name));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl set %s 2", self->name));
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --json stats %s", self->name));
+	EXPECT_TRUE(strstr(out, "\"waits\":1,\"wakes\":1,") != NULL) TH_LOG("%s", out);
+	EXPECT_TRUE(strstr(out, "\"timeouts\":1,") != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl stats %s", self->name));
+	EXPECT_TRUE(strstr(out, "waiters 0 bucket ") != NULL) TH_LOG("%s", out);
+}
+
+TEST_HARNESS_MAIN
