@@ -509,6 +509,13 @@ stage_guest_files() {
 	cp "$TOP/rootfs/guest/runner.sh" "$STAGE/runner.sh"
 	rm -f "$STAGE/waitvar.ko"
 	[ "$IN_TREE" = 1 ] || cp "$MOD_BUILD/src/waitvar.ko" "$STAGE/waitvar.ko"
+	# The README's walkthrough and what it prints, for waitvar_walkthrough_test.
+	readme_block script <"$TOP/README.md" >"$STAGE/walkthrough.sh"
+	readme_block output <"$TOP/README.md" >"$STAGE/walkthrough.out"
+	if [ ! -s "$STAGE/walkthrough.sh" ] || [ ! -s "$STAGE/walkthrough.out" ]; then
+		echo "README.md: no walkthrough:script or walkthrough:output block"
+		return 1
+	fi
 	# Each suite runs as a native program, then as a 32-bit one named NAME-32.
 	grep -v '^[[:space:]]*\(#\|$\)' "$TOP/tests/guest/suites" >"$STAGE/suites"
 	if [ -n "$COMPAT_CROSS" ]; then
@@ -526,6 +533,14 @@ stage_guest_files() {
 	mkdir -p "$STAGE/kunit"
 	find "$KBUILD" -name '*_kunit.ko' -exec cp {} "$STAGE/kunit/" \;
 	echo "staged $STAGE"
+}
+
+# readme_block NAME: the fenced block after the "<!-- walkthrough:NAME" marker.
+readme_block() {
+	awk -v m="<!-- walkthrough:$1" '
+		index($0, m) == 1 { armed = 1; next }
+		armed && /^```/ { if (inside) exit; inside = 1; next }
+		inside { print }'
 }
 
 count_suites() {
