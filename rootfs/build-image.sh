@@ -57,6 +57,9 @@ chroot "$root" /debootstrap/debootstrap --second-stage
 
 cp -a "$here/overlay/." "$root/"
 echo waitvar >"$root/etc/hostname"
+# An unprivileged user for the permission checks of named variables
+# (the tests, and 'su wvuser' in ./run.sh shell).
+chroot "$root" useradd --uid 1000 --user-group --create-home --shell /bin/bash wvuser
 chroot "$root" apt-get clean
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
 

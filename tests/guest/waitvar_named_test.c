@@ -16,11 +16,37 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 
-#define NOBODY 65534
+/* The unprivileged user rootfs/build-image.sh creates. */
+#define USER_NAME "wvuser"
+
+/* @name's uid and gid from /etc/passwd (no NSS: the 32-bit build is static). */
+static bool lookup_user(const char *name, uid_t *uid, gid_t *gid)
+{
+	char line[512], *user, *rest;
+	unsigned int u, g;
+	bool found = false;
+	FILE *f = fopen("/etc/passwd", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		user = strtok_r(line, ":", &rest);
+		if (user && !strcmp(user, name) &&
+		    sscanf(rest, "%*[^:]:%u:%u", &u, &g) == 2) {
+			*uid = u;
+			*gid = g;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
 
 FIXTURE(named) {
 	int fd;
 	char name[WAITVAR_NAME_MAX];	/* unique to this test */
+	uid_t uid;			/* of USER_NAME */
+	gid_t gid;
 };
 
 FIXTURE_SETUP(named)
@@ -28,6 +54,8 @@ FIXTURE_SETUP(named)
 	self->fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
 	snprintf(self->name, sizeof(self->name), "/test-%d", getpid());
+	ASSERT_TRUE(lookup_user(USER_NAME, &self->uid, &self->gid))
+		TH_LOG("no user %s in /etc/passwd", USER_NAME);
 }
 
 FIXTURE_TEARDOWN(named)
@@ -192,7 +220,7 @@ TEST_F(named, unprivileged_user_cannot_touch_roots_0600_variable)
 
 	ASSERT_EQ(0U, getuid()) TH_LOG("needs root to create the variable and drop privileges");
 	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0600, &id));
-	EXPECT_EQ(DENY_ALL, access_as(self->fd, id, self->name, NOBODY, NOBODY));
+	EXPECT_EQ(DENY_ALL, access_as(self->fd, id, self->name, self->uid, self->gid));
 }
 
 TEST_F(named, mode_bits_are_honoured_for_group_and_others)
@@ -203,18 +231,18 @@ TEST_F(named, mode_bits_are_honoured_for_group_and_others)
 	ASSERT_EQ(0U, getuid());
 	/* Group (gid 0) may read and write, others may only read. */
 	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0064, &id));
-	EXPECT_EQ(DENY_WRITE, access_as(self->fd, id, self->name, NOBODY, NOBODY));
+	EXPECT_EQ(DENY_WRITE, access_as(self->fd, id, self->name, self->uid, self->gid));
 	ASSERT_EQ(0, wv_get(self->fd, id, &value));
 	EXPECT_EQ(3U, value);
 	/* The group member may do it all, REMOVE included. */
-	EXPECT_EQ(0, access_as(self->fd, id, self->name, NOBODY, 0));
+	EXPECT_EQ(0, access_as(self->fd, id, self->name, self->uid, 0));
 	ASSERT_EQ(0, wv_get(self->fd, id, &value));
 	EXPECT_EQ(1U, value);
 	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0,
 				    NULL));
 	/* Others' bits, when they grant more, apply to others. */
 	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0006, &id));
-	EXPECT_EQ(0, access_as(self->fd, id, self->name, NOBODY, NOBODY));
+	EXPECT_EQ(0, access_as(self->fd, id, self->name, self->uid, self->gid));
 }
 
 /* The names LIST returns, as one string "a b c". */
@@ -258,7 +286,7 @@ TEST_F(named, list_shows_the_names_the_caller_may_read)
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0) {
-		become(NOBODY, NOBODY);
+		become(self->uid, self->gid);
 		if (list_names(self->fd, names, sizeof(names), &needed) < 1)
 			_exit(1);
 		_exit(strstr(names, secret) ? 2 : strstr(names, open_) ? 0 : 3);
