@@ -473,96 +473,107 @@ static long waitvar_get_value(struct waitvar_file *wf, void *data)
 	return 0;
 }
 
-static long waitvar_set_value(struct waitvar_file *wf, void *data)
+/*
+ * Runs @update on variable @id under its lock, if it has one, when the
+ * caller may write it; @update stores and wakes as it needs.
+ */
+static long waitvar_update(struct waitvar_file *wf, u32 id,
+			   void (*update)(struct waitvar_var *var, void *arg), void *arg)
 {
-	struct waitvar_value *arg = data;
-	struct waitvar_var *var;
+	struct waitvar_var *var = waitvar_lookup(wf, id, MAY_WRITE);
 
-	if (arg->flags)
-		return -EINVAL;
-	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
 	if (IS_ERR(var))
 		return PTR_ERR(var);
 	waitvar_lock(var);
-	atomic64_set(&var->value, arg->value);
-	waitvar_wake(var);
+	update(var, arg);
 	waitvar_unlock(var);
 	waitvar_put(var);
 	return 0;
+}
+
+static void waitvar_do_set(struct waitvar_var *var, void *data)
+{
+	struct waitvar_value *arg = data;
+
+	atomic64_set(&var->value, arg->value);
+	waitvar_wake(var);
+}
+
+static long waitvar_set_value(struct waitvar_file *wf, void *data)
+{
+	struct waitvar_value *arg = data;
+
+	if (arg->flags)
+		return -EINVAL;
+	return waitvar_update(wf, arg->id, waitvar_do_set, arg);
+}
+
+static void waitvar_do_add(struct waitvar_var *var, void *data)
+{
+	struct waitvar_add *arg = data;
+
+	arg->value = atomic64_add_return(arg->delta, &var->value);
+	if (arg->flags & WAITVAR_ADD_WAKE)
+		waitvar_wake(var);
 }
 
 static long waitvar_add(struct waitvar_file *wf, void *data)
 {
 	struct waitvar_add *arg = data;
-	struct waitvar_var *var;
 
 	if (arg->flags & ~WAITVAR_ADD_WAKE)
 		return -EINVAL;
-	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
-	if (IS_ERR(var))
-		return PTR_ERR(var);
-	waitvar_lock(var);
-	arg->value = atomic64_add_return(arg->delta, &var->value);
-	if (arg->flags & WAITVAR_ADD_WAKE)
+	return waitvar_update(wf, arg->id, waitvar_do_add, arg);
+}
+
+static void waitvar_do_dec_and_wake(struct waitvar_var *var, void *data)
+{
+	struct waitvar_value *arg = data;
+
+	arg->value = atomic64_dec_return(&var->value);
+	if (!arg->value)
 		waitvar_wake(var);
-	waitvar_unlock(var);
-	waitvar_put(var);
-	return 0;
 }
 
 static long waitvar_dec_and_wake(struct waitvar_file *wf, void *data)
 {
 	struct waitvar_value *arg = data;
-	struct waitvar_var *var;
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
-	if (IS_ERR(var))
-		return PTR_ERR(var);
-	waitvar_lock(var);
-	arg->value = atomic64_dec_return(&var->value);
-	if (!arg->value)
+	return waitvar_update(wf, arg->id, waitvar_do_dec_and_wake, arg);
+}
+
+static void waitvar_do_cmpxchg(struct waitvar_var *var, void *data)
+{
+	struct waitvar_cmpxchg *arg = data;
+
+	arg->prev = atomic64_cmpxchg(&var->value, arg->expected, arg->desired);
+	if (arg->prev == arg->expected)
 		waitvar_wake(var);
-	waitvar_unlock(var);
-	waitvar_put(var);
-	return 0;
 }
 
 static long waitvar_cmpxchg(struct waitvar_file *wf, void *data)
 {
 	struct waitvar_cmpxchg *arg = data;
-	struct waitvar_var *var;
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
-	if (IS_ERR(var))
-		return PTR_ERR(var);
-	waitvar_lock(var);
-	arg->prev = atomic64_cmpxchg(&var->value, arg->expected, arg->desired);
-	if (arg->prev == arg->expected)
-		waitvar_wake(var);
-	waitvar_unlock(var);
-	waitvar_put(var);
-	return 0;
+	return waitvar_update(wf, arg->id, waitvar_do_cmpxchg, arg);
+}
+
+static void waitvar_do_wake(struct waitvar_var *var, void *unused)
+{
+	waitvar_wake(var);
 }
 
 static long waitvar_wake_var(struct waitvar_file *wf, void *data)
 {
 	struct waitvar_id *arg = data;
-	struct waitvar_var *var;
 
 	if (arg->flags)
 		return -EINVAL;
-	var = waitvar_lookup(wf, arg->id, MAY_WRITE);
-	if (IS_ERR(var))
-		return PTR_ERR(var);
-	waitvar_lock(var);
-	waitvar_wake(var);
-	waitvar_unlock(var);
-	waitvar_put(var);
-	return 0;
+	return waitvar_update(wf, arg->id, waitvar_do_wake, NULL);
 }
 
 static long waitvar_wake_nr(struct waitvar_file *wf, void *data)
