@@ -27,7 +27,9 @@ if [ $# -gt 1 ]; then
 fi
 [ -f "$src/scripts/checkpatch.pl" ] || { echo "check-series.sh: no kernel tree at $src" >&2; exit 64; }
 
-mapfile -t patches < <(sed 's/#.*//; s/[[:space:]]//g; /^$/d' "$here/series")
+# shellcheck source=harness/lib.sh
+. "$here/../harness/lib.sh"
+mapfile -t patches < <(list_file "$here/series")
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/waitvar-series.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 cp -a "$src/." "$scratch/"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# build-image.sh DEB_ARCH MIRROR IMAGE: a Debian bookworm root filesystem
-# (debootstrap minbase + ./packages + ./overlay) written as an ext4 image
-# with mke2fs -d, so no loop mount is needed.  Needs root.
+# build-image.sh DEB_ARCH QEMU_ARCH MIRROR PACKAGES IMAGE: a Debian bookworm
+# root filesystem (debootstrap minbase + PACKAGES, comma-separated, as run.sh
+# reads them from ./packages, + ./overlay) written as an ext4 image with
+# mke2fs -d, so no loop mount is needed.  QEMU_ARCH names the qemu-user
+# binary that runs a foreign second stage.  Needs root.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[ $# -eq 3 ] || { echo "usage: $0 DEB_ARCH MIRROR IMAGE" >&2; exit 64; }
-deb_arch=$1 mirror=$2 image=$3
+[ $# -eq 5 ] || { echo "usage: $0 DEB_ARCH QEMU_ARCH MIRROR PACKAGES IMAGE" >&2; exit 64; }
+deb_arch=$1 qemu_arch=$2 mirror=$3 include=$4 image=$5
 work=$image.work
 root=$work/root
 
@@ -35,15 +37,7 @@ ensure_binfmt() {
 	echo "binfmt: $entry enabled"
 }
 
-case $deb_arch in
-arm64) qemu_arch=aarch64 ;;
-armhf) qemu_arch=arm ;;
-amd64) qemu_arch=x86_64 ;;
-*) echo "build-image.sh: unknown architecture $deb_arch" >&2; exit 64 ;;
-esac
 [ "$(dpkg --print-architecture)" = "$deb_arch" ] || ensure_binfmt "$qemu_arch"
-
-include=$(grep -v '^[[:space:]]*\(#\|$\)' "$here/packages" | paste -sd, -)
 
 rm -rf "$work"
 mkdir -p "$work"

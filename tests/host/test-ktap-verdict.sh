@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks of the harness itself: feed ktap-verdict.sh console logs whose
+# Checks of the harness itself: feed harness/ktap-verdict.sh console logs whose
 # verdict is known (first line: "expect: EXIT | LAST LINE [| timed-out | plan=N]")
 # and compare.  Prints TAP; exits non-zero if any case disagrees.
 set -euo pipefail
@@ -18,7 +18,7 @@ for c in "${cases[@]}"; do
 	[[ ${flag:-} != *timed-out* ]] || args+=(--timed-out)
 	[[ ${flag:-} != *plan=* ]] || args+=(--expect-plan "${flag##*plan=}")
 	rc=0
-	out=$("$here/ktap-verdict.sh" "${args[@]}" 2>&1) || rc=$?
+	out=$("$here/../../harness/ktap-verdict.sh" "${args[@]}" 2>&1) || rc=$?
 	last=$(tail -n 1 <<<"$out")
 	name=$(basename "$c" .console)
 	if [ "$rc" = "$want_rc" ] && [ "$last" = "$want_last" ]; then

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Guest runner, exec'd by /sbin/waitvar-init from the read-only 9p share
-# /mnt/waitvar.  waitvar.mode= on the kernel command line picks the job:
-#   test   load the module, run every program in ./suites, print KTAP on
+# /mnt/waitvar, where run.sh staged it.  waitvar.mode= on the kernel command
+# line picks the job:
+#   test   load the module, run every program in ./suites (one name a line,
+#          as staged) and every KUnit module in ./kunit, print KTAP on
 #          the console, unload the module, scan for leaks
 #   shell  load the module, give a root shell on the console
 #   run    load the module, run /mnt/out/cmd.sh, keep its output and status
@@ -121,8 +123,7 @@ run_kunit() {
 
 run_tests() {
 	local suites=() kunits=() n=1 name rc ko
-	grep -v '^[[:space:]]*\(#\|$\)' "$share/suites" >/tmp/suites
-	mapfile -t suites </tmp/suites
+	mapfile -t suites <"$share/suites"
 	kunits=("$share"/kunit/*.ko)
 	[ -e "${kunits[0]}" ] || kunits=()
 	[ -e "$kmemleak" ] && echo clear >"$kmemleak"

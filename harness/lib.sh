@@ -1,0 +1,136 @@
+# shellcheck shell=bash
+# What every harness script shares: exit codes, list files, content hashes,
+# cache stamps, package installs, and 'step' (one logged, timed stage).
+# Sourced; sets no shell options of its own.
+
+# The harness's exit codes (run.sh --help explains them).
+EX_FAILED=1 EX_TIMEOUT=2 EX_SPLAT=3 EX_HARNESS=4 EX_USAGE=64
+export EX_FAILED EX_TIMEOUT EX_SPLAT EX_HARNESS EX_USAGE
+
+# list_file FILE: the entries of a list file, one per line: '#' starts a
+# comment, blank lines and surrounding white space are dropped.
+list_file() {
+	sed 's/#.*//; s/^[[:space:]]*//; s/[[:space:]]*$//; /^$/d' "$1"
+}
+
+# hash_files FILE...: a content hash of the files, names included (relative
+# to $TOP when under it), order-sensitive.
+hash_files() {
+	local f
+	for f in "$@"; do
+		printf '%s\n' "${f#"$TOP"/}"
+		cat "$f"
+	done | sha256sum | cut -c1-16
+}
+
+# hash_text TEXT...: the same kind of hash of the words given.
+hash_text() {
+	printf '%s\n' "$@" | sha256sum | cut -c1-16
+}
+
+# A stamp file records the key (the hashes of the inputs) of what it stands
+# beside; a cache entry is used only while its stamp matches the key.
+stamp_matches() {
+	[ -f "$1" ] && [ "$(cat "$1")" = "$2" ]
+}
+
+stamp_write() {
+	printf '%s\n' "$2" >"$1"
+}
+
+# ensure_packages PKG...: install with apt-get what dpkg does not have.
+ensure_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		echo "all $# packages present"
+		return 0
+	fi
+	echo "missing: ${missing[*]}"
+	if [ "$(id -u)" != 0 ]; then
+		echo "installing needs root: apt-get install ${missing[*]}" >&2
+		return 1
+	fi
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+	echo "installed ${#missing[@]} packages"
+}
+
+# ---------------------------------------------------------------- steps
+# step NAME FUNCTION [ARGS...] runs FUNCTION (errexit in force) with its
+# output in $RUN_DIR/NN-NAME.log and prints one line when it ends.  On a
+# terminal the line updates while the step runs: elapsed time, and what a
+# function progress_NAME (dashes as underscores) says of the log, else the
+# log's last line.  A failing step prints its name, its log's tail and path,
+# and ends the run with EX_HARNESS.
+
+STEP_NO=0
+VERBOSE=${VERBOSE:-0}
+
+fail_step() {
+	local name=$1 log=$2
+	echo "run.sh: step '$name' failed; last lines of $log:" >&2
+	tail -n 25 "$log" | sed 's/^/  | /' >&2
+	echo "run.sh: full log: $log" >&2
+	exit "$EX_HARNESS"
+}
+
+step_line() {
+	printf '[%2d] %-16s %s' "$STEP_NO" "$1" "$2" >&2
+}
+
+# show_progress PID NAME LOG T0: redraw the step's line until PID ends.
+show_progress() {
+	local pid=$1 name=$2 log=$3 t0=$4 fn=progress_${2//-/_} shown=-1 what cols
+	cols=$(tput cols 2>/dev/null || echo 80)
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $((SECONDS - t0)) != "$shown" ]; then
+			shown=$((SECONDS - t0))
+			if declare -F "$fn" >/dev/null; then
+				what=$("$fn" "$log" 2>/dev/null || true)
+			else
+				what=$(tail -n 1 "$log" 2>/dev/null | tr -d '\r\t' || true)
+			fi
+			printf '\r' >&2
+			step_line "$name" "$(printf '.. %4ss  %s' "$shown" "$what" | cut -c1-$((cols - 23)))"
+			printf '\033[K' >&2
+		fi
+		sleep 0.2
+	done
+	printf '\r\033[K' >&2
+}
+
+step() {
+	local name=$1 log rc=0 t0=$SECONDS pid
+	shift
+	STEP_NO=$((STEP_NO + 1))
+	log=$RUN_DIR/$(printf '%02d' "$STEP_NO")-$name.log
+	# In the background, so that errexit stays on inside the step.
+	if [ "$VERBOSE" = 1 ]; then
+		step_line "$name" $'\n'
+		(set -o pipefail; ("$@") 2>&1 | tee "$log" >&2) &
+		pid=$!
+	else
+		("$@") >"$log" 2>&1 &
+		pid=$!
+		if [ -t 2 ]; then
+			show_progress "$pid" "$name" "$log" "$t0"
+		fi
+	fi
+	wait "$pid" || rc=$?
+	if [ $rc != 0 ]; then
+		step_line "$name" $'FAILED\n'
+		fail_step "$name" "$log"
+	fi
+	step_line "$name" "$(printf 'ok %4ss  %s' $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-60)")"
+	echo >&2
+}
+
+# note_line NAME TEXT: a line in the step list for what is not a step.
+note_line() {
+	STEP_NO=$((STEP_NO + 1))
+	step_line "$1" "$2"
+}

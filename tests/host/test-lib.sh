@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Checks of harness/lib.sh, the helpers every harness script relies on:
+# list files, content hashes, cache stamps.  Prints TAP; exits non-zero if
+# any check fails.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=harness/lib.sh
+. "$TOP/harness/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 bad=0
+check() {
+	n=$((n + 1))
+	if [ "$2" = "$3" ]; then
+		echo "ok $n $1"
+	else
+		echo "not ok $n $1"
+		printf '# want: %s\n# got:  %s\n' "${3//$'\n'/|}" "${2//$'\n'/|}"
+		bad=$((bad + 1))
+	fi
+}
+
+echo "TAP version 13"
+echo "1..8"
+
+printf '%s\n' '# a comment' '' 'one' '  two  # trailing comment' $'\tthree\t' '#four' >"$tmp/list"
+check "list_file drops comments, blanks, surrounding space" \
+	"$(list_file "$tmp/list")" $'one\ntwo\nthree'
+: >"$tmp/empty"
+check "list_file of an empty file is empty" "$(list_file "$tmp/empty")" ""
+
+echo a >"$tmp/a"
+echo b >"$tmp/b"
+check "hash_files depends on order" \
+	"$([ "$(hash_files "$tmp/a" "$tmp/b")" != "$(hash_files "$tmp/b" "$tmp/a")" ] && echo differs)" differs
+h1=$(hash_files "$tmp/a")
+echo changed >"$tmp/a"
+check "hash_files depends on content" "$([ "$h1" != "$(hash_files "$tmp/a")" ] && echo differs)" differs
+check "hash_files is 16 hex digits" "$(hash_files "$tmp/a" | grep -cE '^[0-9a-f]{16}$')" 1
+
+check "no stamp file does not match" "$(stamp_matches "$tmp/stamp" key && echo yes || echo no)" no
+stamp_write "$tmp/stamp" "key 1 2"
+check "a written stamp matches its key" "$(stamp_matches "$tmp/stamp" "key 1 2" && echo yes || echo no)" yes
+check "a stamp does not match another key" "$(stamp_matches "$tmp/stamp" "key 1" && echo yes || echo no)" no
+
+[ "$bad" = 0 ]
