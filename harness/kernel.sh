@@ -87,7 +87,7 @@ ensure_kernel_source() {
 # kernel-doc clean; redone only when the series or the checker changes.
 check_series() {
 	local stamp=$CACHE/kernel/series-check.ok key
-	key="$REPO_SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh") $(cat "$SRC/.waitvar-source")"
+	key="$REPO_SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh" "$TOP/harness/lib.sh") $(cat "$SRC/.waitvar-source")"
 	if stamp_matches "$stamp" "$key"; then
 		cat "$CACHE/kernel/series-check.tap"
 		echo "series $REPO_SERIES_HASH checked before: applies, checkpatch --strict clean"
@@ -194,7 +194,7 @@ progress_build_kernel() {
 build_each_patch() {
 	local dir=$CACHE/kernel/build/$ARCH-each-patch
 	local stamp=$dir.ok key
-	key="$CONFIG_HASH $(hash_files "$TOP/kernel-patches/check-series.sh")"
+	key="$CONFIG_HASH $(hash_files "$TOP/kernel-patches/check-series.sh" "$TOP/harness/lib.sh")"
 	if stamp_matches "$stamp" "$key"; then
 		echo "each patch built on its own for config $CONFIG_HASH"
 		return 0

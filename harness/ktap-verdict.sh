@@ -13,6 +13,9 @@
 # "N passed, N failed".
 set -euo pipefail
 
+# shellcheck source=harness/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
 console='' dmesg='' ktap_out='' timed_out=0 splats_only=0 expect_plan=''
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -22,11 +25,11 @@ while [ $# -gt 0 ]; do
 	--timed-out) timed_out=1 ;;
 	--expect-plan) expect_plan=$2; shift ;;
 	--splats-only) splats_only=1 ;;
-	*) echo "ktap-verdict.sh: unknown argument '$1'" >&2; exit 64 ;;
+	*) echo "ktap-verdict.sh: unknown argument '$1'" >&2; exit "$EX_USAGE" ;;
 	esac
 	shift
 done
-[ -n "$console" ] || { echo "ktap-verdict.sh: --console LOG is required" >&2; exit 64; }
+[ -n "$console" ] || { echo "ktap-verdict.sh: --console LOG is required" >&2; exit "$EX_USAGE"; }
 [ -f "$console" ] || : >"$console"
 
 # What the kernel prints when something is wrong, whatever the tests said.
@@ -47,7 +50,7 @@ if [ "$splats_only" = 1 ]; then
 	[ -z "$splat_lines" ] && exit 0
 	echo "kernel splat in the guest log:" >&2
 	printf '  %s\n' "$splat_lines" >&2
-	exit 3
+	exit "$EX_SPLAT"
 fi
 
 ktap=$(mktemp)
@@ -133,18 +136,18 @@ problems=$(grep -v '^counts ' <<<"$report" || true)
 rc=0
 if [ -n "$problems" ]; then
 	printf '%s\n' "$problems"
-	rc=1
+	rc=$EX_FAILED
 	# A short or missing KTAP is a failed run even if no case said not ok.
 	grep -q '^failed: ' <<<"$problems" || [ "$failed" -gt 0 ] || failed=1
 fi
 if [ "$timed_out" = 1 ]; then
 	echo "the guest timed out"
-	rc=2
+	rc=$EX_TIMEOUT
 fi
 if [ -n "$splat_lines" ]; then
 	echo "kernel splat in the guest log:"
 	printf '  %s\n' "$splat_lines"
-	rc=3
+	rc=$EX_SPLAT
 fi
 [ -z "$ktap_out" ] || echo "KTAP: $ktap_out"
 [ "$skipped" = 0 ] || echo "$skipped skipped"

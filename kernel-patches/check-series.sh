@@ -14,21 +14,21 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=harness/lib.sh
+. "$here/../harness/lib.sh"
 usage="usage: check-series.sh PRISTINE_TREE [--build CONFIG BUILD_DIR]"
 src=${1:?$usage}
 config='' obj=''
 if [ $# -gt 1 ]; then
 	if [ $# -ne 4 ] || [ "$2" != --build ]; then
 		echo "$usage" >&2
-		exit 64
+		exit "$EX_USAGE"
 	fi
 	config=$3 obj=$4
-	[ -f "$config" ] || { echo "check-series.sh: no config file $config" >&2; exit 64; }
+	[ -f "$config" ] || { echo "check-series.sh: no config file $config" >&2; exit "$EX_USAGE"; }
 fi
-[ -f "$src/scripts/checkpatch.pl" ] || { echo "check-series.sh: no kernel tree at $src" >&2; exit 64; }
+[ -f "$src/scripts/checkpatch.pl" ] || { echo "check-series.sh: no kernel tree at $src" >&2; exit "$EX_USAGE"; }
 
-# shellcheck source=harness/lib.sh
-. "$here/../harness/lib.sh"
 mapfile -t patches < <(list_file "$here/series")
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/waitvar-series.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
