@@ -42,6 +42,23 @@ static bool lookup_user(const char *name, uid_t *uid, gid_t *gid)
 	return found;
 }
 
+/*
+ * A raw NAMED_CREATE, _OPEN or _REMOVE with every field the caller's, for
+ * the errno checks the library's calls cannot make; @id may be NULL.
+ */
+static int named_raw(int fd, unsigned long cmd, const char *name, uint64_t value,
+		     uint32_t flags, uint32_t mode, uint32_t *id)
+{
+	struct waitvar_named arg = { .value = value, .flags = flags, .mode = mode };
+
+	memcpy(arg.name, name, strnlen(name, sizeof(arg.name) - 1));
+	if (ioctl(fd, cmd, &arg))
+		return -errno;
+	if (id)
+		*id = arg.id;
+	return 0;
+}
+
 FIXTURE(named) {
 	int fd;
 	char name[WAITVAR_NAME_MAX];	/* unique to this test */
@@ -61,28 +78,28 @@ FIXTURE_SETUP(named)
 FIXTURE_TEARDOWN(named)
 {
 	/* Named variables outlive the test: take them away. */
-	wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0, NULL);
+	waitvar_named_remove(self->fd, self->name);
 	close(self->fd);
 }
 
 TEST_F(named, two_files_share_a_named_variable)
 {
-	struct waiter w = { .op = WAITVAR_OP_EQ, .operand = 9, .timeout_ns = NO_TIMEOUT };
+	struct waiter w = { .op = WAITVAR_OP_EQ, .operand = 9 };
 	uint64_t value = 0;
 	uint32_t id2 = 0;
 	int fd2;
 
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 5, 0, 0600, &w.id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 5, 0, 0600, &w.id));
 	fd2 = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, wv_named(fd2, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id2));
-	ASSERT_EQ(0, wv_get(fd2, id2, &value));
+	ASSERT_EQ(0, waitvar_named_open(fd2, self->name, &id2));
+	ASSERT_EQ(0, waitvar_get(fd2, id2, &value));
 	EXPECT_EQ(5U, value);
 	w.fd = self->fd;
 	ASSERT_EQ(0, waiter_start(&w));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	/* A change through the other file wakes this file's waiter. */
-	ASSERT_EQ(0, wv_set(fd2, id2, 9));
+	ASSERT_EQ(0, waitvar_set(fd2, id2, 9));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(9U, w.seen);
@@ -97,19 +114,18 @@ TEST_F(named, a_named_variable_outlives_its_creator_until_removed)
 
 	fd2 = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, wv_named(fd2, WAITVAR_IOC_NAMED_CREATE, self->name, 77, 0, 0644, &id));
+	ASSERT_EQ(0, waitvar_named_create(fd2, self->name, 77, 0, 0644, &id));
 	/* DESTROY of the id only detaches it. */
-	ASSERT_EQ(0, wv_id_cmd(fd2, WAITVAR_IOC_DESTROY, id));
+	ASSERT_EQ(0, waitvar_destroy(fd2, id));
 	close(fd2);
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id));
-	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	ASSERT_EQ(0, waitvar_named_open(self->fd, self->name, &id));
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(77U, value);
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0, NULL));
-	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id));
-	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0,
-				    NULL));
+	ASSERT_EQ(0, waitvar_named_remove(self->fd, self->name));
+	EXPECT_EQ(-ENOENT, waitvar_named_open(self->fd, self->name, &id));
+	EXPECT_EQ(-ENOENT, waitvar_named_remove(self->fd, self->name));
 	/* The attached id reports the death. */
-	EXPECT_EQ(-EIDRM, wv_wait(self->fd, id, WAITVAR_OP_EQ, 0, NO_TIMEOUT, NULL));
+	EXPECT_EQ(-EIDRM, waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 0, 0, 0, 0, NULL));
 }
 
 TEST_F(named, remove_wakes_waiters_with_eidrm)
@@ -119,17 +135,15 @@ TEST_F(named, remove_wakes_waiters_with_eidrm)
 
 	for (i = 0; i < 2; i++) {
 		w[i] = (struct waiter){ .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1,
-					.timeout_ns = NO_TIMEOUT,
 					.flags = i ? WAITVAR_WAIT_EXCLUSIVE : 0 };
 	}
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0, 0600,
-			      &w[0].id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 0, 0, 0600, &w[0].id));
 	w[1].id = w[0].id;
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, waiter_start(&w[i]));
 		ASSERT_TRUE(waiter_sleeps(&w[i]));
 	}
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0, NULL));
+	ASSERT_EQ(0, waitvar_named_remove(self->fd, self->name));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
 		EXPECT_EQ(-EIDRM, w[i].ret);
@@ -145,8 +159,8 @@ TEST_F(named, bad_names_and_fields_return_the_documented_errno)
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(bad); i++)
-		EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, bad[i], 0, 0,
-					    0600, &id)) TH_LOG("bad name %zu", i);
+		EXPECT_EQ(-EINVAL, waitvar_named_create(self->fd, bad[i], 0, 0, 0600, &id))
+			TH_LOG("bad name %zu", i);
 	/* 63 characters leave no room for the NUL. */
 	memset(longname, 'x', sizeof(longname));
 	longname[0] = '/';
@@ -154,18 +168,15 @@ TEST_F(named, bad_names_and_fields_return_the_documented_errno)
 	arg.mode = 0600;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_NAMED_CREATE, &arg));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0,
-				    01600, &id));
-	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0,
-				    1U << 31, 0600, &id));
-	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 0, 0, 0, &id));
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0, 0600, &id));
-	EXPECT_EQ(-EEXIST, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 0, 0, 0600,
-				    &id));
+	EXPECT_EQ(-EINVAL, waitvar_named_create(self->fd, self->name, 0, 0, 01600, &id));
+	EXPECT_EQ(-EINVAL, waitvar_named_create(self->fd, self->name, 0, 1U << 31, 0600, &id));
+	EXPECT_EQ(-ENOENT, waitvar_named_open(self->fd, self->name, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 0, 0, 0600, &id));
+	EXPECT_EQ(-EEXIST, waitvar_named_create(self->fd, self->name, 0, 0, 0600, &id));
 	/* OPEN and REMOVE take no value, flags or mode. */
-	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 1, 0, 0, &id));
-	EXPECT_EQ(-EINVAL, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0600,
-				    NULL));
+	EXPECT_EQ(-EINVAL, named_raw(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 1, 0, 0, &id));
+	EXPECT_EQ(-EINVAL, named_raw(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0600,
+				     NULL));
 }
 
 /* Drops to uid @uid, gid @gid, no supplementary groups; _exit()s on failure. */
@@ -195,13 +206,14 @@ static int access_as(int fd, uint32_t id, const char *name, uid_t uid, gid_t gid
 		int open_rc;
 
 		become(uid, gid);
-		code = (wv_get(fd, id, &value) == -EACCES) << 0;
-		code |= (wv_set(fd, id, 1) == -EACCES) << 1;
-		code |= (wv_wait(fd, id, WAITVAR_OP_NE, 12345, 0, NULL) == -EACCES) << 2;
+		code = (waitvar_get(fd, id, &value) == -EACCES) << 0;
+		code |= (waitvar_set(fd, id, 1) == -EACCES) << 1;
+		code |= (waitvar_wait(fd, id, WAITVAR_OP_NE, 12345, 0, WAITVAR_WAIT_TIMEOUT, 0,
+				      NULL) == -EACCES) << 2;
 		code |= (ioctl(fd, WAITVAR_IOC_WATCH, &watch) && errno == EACCES) << 3;
-		open_rc = wv_named(fd, WAITVAR_IOC_NAMED_OPEN, name, 0, 0, 0, &other);
+		open_rc = waitvar_named_open(fd, name, &other);
 		code |= (open_rc == -EACCES) << 4;
-		code |= (wv_named(fd, WAITVAR_IOC_NAMED_REMOVE, name, 0, 0, 0, NULL) ==
+		code |= (waitvar_named_remove(fd, name) ==
 			 -EACCES) << 5;
 		_exit(code);
 	}
@@ -219,7 +231,7 @@ TEST_F(named, unprivileged_user_cannot_touch_roots_0600_variable)
 	uint32_t id = 0;
 
 	ASSERT_EQ(0U, getuid()) TH_LOG("needs root to create the variable and drop privileges");
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0600, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 3, 0, 0600, &id));
 	EXPECT_EQ(DENY_ALL, access_as(self->fd, id, self->name, self->uid, self->gid));
 }
 
@@ -230,37 +242,34 @@ TEST_F(named, mode_bits_are_honoured_for_group_and_others)
 
 	ASSERT_EQ(0U, getuid());
 	/* Group (gid 0) may read and write, others may only read. */
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0064, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 3, 0, 0064, &id));
 	EXPECT_EQ(DENY_WRITE, access_as(self->fd, id, self->name, self->uid, self->gid));
-	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(3U, value);
 	/* The group member may do it all, REMOVE included. */
 	EXPECT_EQ(0, access_as(self->fd, id, self->name, self->uid, 0));
-	ASSERT_EQ(0, wv_get(self->fd, id, &value));
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(1U, value);
-	EXPECT_EQ(-ENOENT, wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0,
-				    NULL));
+	EXPECT_EQ(-ENOENT, waitvar_named_remove(self->fd, self->name));
 	/* Others' bits, when they grant more, apply to others. */
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, self->name, 3, 0, 0006, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 3, 0, 0006, &id));
 	EXPECT_EQ(0, access_as(self->fd, id, self->name, self->uid, self->gid));
 }
 
 /* The names LIST returns, as one string "a b c". */
 static int list_names(int fd, char *out, size_t size, uint32_t *needed)
 {
-	struct waitvar_list arg = {};
+	uint32_t count, i;
 	char buf[4096], *p;
-	uint32_t i;
+	int ret;
 
-	arg.names = (uintptr_t)buf;
-	arg.size = sizeof(buf);
-	if (ioctl(fd, WAITVAR_IOC_LIST, &arg))
-		return -errno;
+	ret = waitvar_list(fd, buf, sizeof(buf), &count, needed);
+	if (ret)
+		return ret;
 	out[0] = '\0';
-	for (i = 0, p = buf; i < arg.count; i++, p += strlen(p) + 1)
+	for (i = 0, p = buf; i < count; i++, p += strlen(p) + 1)
 		snprintf(out + strlen(out), size - strlen(out), "%s ", p);
-	*needed = arg.needed;
-	return arg.count;
+	return count;
 }
 
 TEST_F(named, list_shows_the_names_the_caller_may_read)
@@ -273,8 +282,8 @@ TEST_F(named, list_shows_the_names_the_caller_may_read)
 
 	snprintf(secret, sizeof(secret), "%s-s", self->name);
 	snprintf(open_, sizeof(open_), "%s-o", self->name);
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, secret, 0, 0, 0600, &id));
-	ASSERT_EQ(0, wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, open_, 0, 0, 0644, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, secret, 0, 0, 0600, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, open_, 0, 0, 0644, &id));
 	n = list_names(self->fd, names, sizeof(names), &needed);
 	ASSERT_LE(2, n);
 	EXPECT_TRUE(strstr(names, secret) != NULL);
@@ -293,27 +302,8 @@ TEST_F(named, list_shows_the_names_the_caller_may_read)
 	}
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, secret, 0, 0, 0, NULL);
-	wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, open_, 0, 0, 0, NULL);
-}
-
-static int set_param(const char *name, unsigned int value)
-{
-	char path[128], buf[32];
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/waitvar/parameters/%s", name);
-	snprintf(buf, sizeof(buf), "%u", value);
-	fd = open(path, O_WRONLY);
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, buf, strlen(buf)) < 0) {
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
+	waitvar_named_remove(self->fd, secret);
+	waitvar_named_remove(self->fd, open_);
 }
 
 TEST_F(named, the_device_wide_limit_returns_enospc)
@@ -328,12 +318,12 @@ TEST_F(named, the_device_wide_limit_returns_enospc)
 	for (i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "%s-%d", self->name, i);
 		EXPECT_EQ(i < 2 ? 0 : -ENOSPC,
-			  wv_named(self->fd, WAITVAR_IOC_NAMED_CREATE, name, 0, 0, 0600, &id));
+			  waitvar_named_create(self->fd, name, 0, 0, 0600, &id));
 	}
 	ASSERT_EQ(0, set_param("max_named_vars", 256));
 	for (i = 0; i < 3; i++) {
 		snprintf(name, sizeof(name), "%s-%d", self->name, i);
-		wv_named(self->fd, WAITVAR_IOC_NAMED_REMOVE, name, 0, 0, 0, NULL);
+		waitvar_named_remove(self->fd, name);
 	}
 }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the /dev/waitvar test programs: one call per ioctl,
- * returning 0 or -errno, and waiter threads whose sleep can be observed.
+ * Helpers shared by the /dev/waitvar test programs, which call libwaitvar
+ * (one call per ioctl, 0 or -errno) directly: waiter threads whose sleep
+ * can be observed, clocks, file and module-parameter access, and the
+ * layout of the UAPI structures.
  */
 #ifndef WAITVAR_TEST_H
 #define WAITVAR_TEST_H
@@ -37,77 +39,7 @@ _Static_assert(sizeof(struct waitvar_named) == 88, "waitvar_named layout");
 _Static_assert(sizeof(struct waitvar_list) == 24, "waitvar_list layout");
 
 #define NSEC_PER_MSEC 1000000LL
-#define NO_TIMEOUT (-1LL)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-/* Thin shapes over libwaitvar that the tests read best in. */
-static inline int wv_create_flags(int fd, uint64_t value, uint32_t flags, uint32_t *id)
-{
-	return waitvar_create(fd, value, flags, id);
-}
-
-static inline int wv_create(int fd, uint64_t value, uint32_t *id)
-{
-	return waitvar_create(fd, value, 0, id);
-}
-
-/* A raw command on an id: DESTROY, WAKE or any other the test picks. */
-static inline int wv_id_cmd(int fd, unsigned long cmd, uint32_t id)
-{
-	struct waitvar_id arg = { .id = id };
-
-	return ioctl(fd, cmd, &arg) ? -errno : 0;
-}
-
-#define wv_get waitvar_get
-#define wv_set waitvar_set
-#define wv_add waitvar_add
-#define wv_dec_and_wake waitvar_dec_and_wake
-#define wv_cmpxchg waitvar_cmpxchg
-#define wv_stats waitvar_stats
-
-static inline int wv_wake_nr_flags(int fd, uint32_t id, uint32_t nr, uint32_t flags)
-{
-	return waitvar_wake_nr(fd, id, nr, flags);
-}
-
-static inline int wv_wake_nr(int fd, uint32_t id, uint32_t nr)
-{
-	return waitvar_wake_nr(fd, id, nr, 0);
-}
-
-/* Raw NAMED_CREATE, _OPEN or _REMOVE, every field the caller's; @id may be NULL. */
-static inline int wv_named(int fd, unsigned long cmd, const char *name, uint64_t value,
-			   uint32_t flags, uint32_t mode, uint32_t *id)
-{
-	struct waitvar_named arg = { .value = value, .flags = flags, .mode = mode };
-
-	/* Too long a name is cut short: the device then sees another name. */
-	memcpy(arg.name, name, strnlen(name, sizeof(arg.name) - 1));
-	if (ioctl(fd, cmd, &arg))
-		return -errno;
-	if (id)
-		*id = arg.id;
-	return 0;
-}
-
-/* A full WAIT: timeout_ns < 0 and no timeout flag means no timeout. */
-static inline int wv_wait_full(int fd, uint32_t id, uint32_t op, uint64_t operand,
-			       long long timeout_ns, uint32_t flags, uint32_t mode,
-			       uint64_t *seen)
-{
-	if (timeout_ns < 0)
-		return waitvar_wait(fd, id, op, operand, mode, flags, 0, seen);
-	if (!(flags & (WAITVAR_WAIT_ABS_MONOTONIC | WAITVAR_WAIT_ABS_REALTIME)))
-		flags |= WAITVAR_WAIT_TIMEOUT;
-	return waitvar_wait(fd, id, op, operand, mode, flags, timeout_ns, seen);
-}
-
-static inline int wv_wait(int fd, uint32_t id, uint32_t op, uint64_t operand,
-			  long long timeout_ns, uint64_t *seen)
-{
-	return wv_wait_full(fd, id, op, operand, timeout_ns, 0, 0, seen);
-}
 
 static inline long long clock_ns(clockid_t clock)
 {
@@ -122,15 +54,18 @@ static inline long long now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
-/* A thread blocked in WAITVAR_IOC_WAIT. */
+/*
+ * A thread blocked in WAITVAR_IOC_WAIT; the fields are those of struct
+ * waitvar_wait: no timeout bit in @flags means @timeout_ns is not used.
+ */
 struct waiter {
 	int fd;
 	uint32_t id;
 	uint32_t op;
 	uint64_t operand;
-	long long timeout_ns;
-	uint32_t flags;
 	uint32_t mode;
+	uint32_t flags;
+	long long timeout_ns;
 	pthread_t thread;
 	atomic_int tid;
 	atomic_int done;
@@ -143,8 +78,8 @@ static inline void *waiter_main(void *data)
 	struct waiter *w = data;
 
 	atomic_store(&w->tid, gettid());
-	w->ret = wv_wait_full(w->fd, w->id, w->op, w->operand, w->timeout_ns,
-			      w->flags, w->mode, &w->seen);
+	w->ret = waitvar_wait(w->fd, w->id, w->op, w->operand, w->mode, w->flags,
+			      w->timeout_ns, &w->seen);
 	atomic_store(&w->done, 1);
 	return NULL;
 }
@@ -154,22 +89,64 @@ static inline int waiter_start(struct waiter *w)
 	return pthread_create(&w->thread, NULL, waiter_main, w);
 }
 
+/* Reads a whole file into @buf (NUL-terminated); returns its length or -1. */
+static inline ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = '\0';
+	return n < 0 ? -1 : len;
+}
+
+/* Writes all of @s to @path (sysfs, cgroupfs, ...); returns 0 or -1. */
+static inline int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+#define WAITVAR_PARAMS "/sys/module/waitvar/parameters/"
+
+/* The waitvar module parameter @name; returns 0 or -1. */
+static inline int get_param(const char *name, unsigned int *value)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), WAITVAR_PARAMS "%s", name);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return sscanf(buf, "%u", value) == 1 ? 0 : -1;
+}
+
+static inline int set_param(const char *name, unsigned int value)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), WAITVAR_PARAMS "%s", name);
+	snprintf(buf, sizeof(buf), "%u", value);
+	return write_file(path, buf);
+}
+
 /* The state letter of a task in /proc/<pid>/task/<tid>/stat, or 0. */
 static inline char task_state(pid_t pid, pid_t tid)
 {
 	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
 }
@@ -244,7 +221,7 @@ static inline int settled_done(struct waiter *w, int nr, int want)
 	struct waitvar_stats __st = {};					\
 	long long __end = now_ns() + 10000 * NSEC_PER_MSEC;		\
 									\
-	while (!wv_stats(fd, id, &__st) && __st.field != (want) &&	\
+	while (!waitvar_stats(fd, id, &__st) && __st.field != (want) &&	\
 	       now_ns() < __end)					\
 		usleep(1000);						\
 	__st.field;							\
@@ -253,6 +230,14 @@ static inline int settled_done(struct waiter *w, int nr, int want)
 static inline void on_signal(int sig)
 {
 	(void)sig;
+}
+
+/* SIGUSR1 runs on_signal(), which does nothing: a signal a wait must notice. */
+static inline int handle_sigusr1(int sa_flags)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = sa_flags };
+
+	return sigaction(SIGUSR1, &sa, NULL);
 }
 
 #endif /* WAITVAR_TEST_H */

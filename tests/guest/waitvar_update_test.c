@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/waitvar commands that create, read and change a variable (CREATE,
+ * DESTROY, GET, SET, ADD, DEC_AND_WAKE, CMPXCHG), the per-file limit, and
+ * the errnos every command shares: unknown commands, bad pointers, unknown
+ * ids, reserved fields and flags.
+ */
+#include <sys/mman.h>
+
+#include "waitvar_test.h"
+
+/* The kernel's harness is written for -Wall; it has unused parameters. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+FIXTURE(update) {
+	int fd;
+};
+
+FIXTURE_SETUP(update)
+{
+	self->fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(update)
+{
+	close(self->fd);
+}
+
+TEST_F(update, create_then_get_returns_initial_value)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0x123456789abcdef0ULL, 0, &id));
+	ASSERT_NE(0U, id);
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	ASSERT_EQ(0x123456789abcdef0ULL, value);
+}
+
+TEST_F(update, set_is_seen_by_get)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 1, 0, &id));
+	ASSERT_EQ(0, waitvar_set(self->fd, id, UINT64_MAX));
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	ASSERT_EQ(UINT64_MAX, value);
+}
+
+TEST_F(update, add_returns_the_new_value_and_wakes_only_when_asked)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 5 };
+	uint64_t value = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 2, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	/* The condition now holds, but nobody woke the waiter. */
+	ASSERT_EQ(0, waitvar_add(self->fd, w.id, 3, 0, &value));
+	EXPECT_EQ(5U, value);
+	usleep(100 * 1000);
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, waitvar_add(self->fd, w.id, -1, 0, &value));
+	EXPECT_EQ(4U, value);
+	ASSERT_EQ(0, waitvar_add(self->fd, w.id, 1, WAITVAR_ADD_WAKE, &value));
+	EXPECT_EQ(5U, value);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(5U, w.seen);
+}
+
+TEST_F(update, dec_and_wake_wakes_only_at_zero)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_LE, .operand = 1 };
+	uint64_t value = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 3, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, w.id, &value));
+	EXPECT_EQ(2U, value);
+	/* 1 satisfies the waiter, but only reaching 0 wakes. */
+	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, w.id, &value));
+	EXPECT_EQ(1U, value);
+	usleep(100 * 1000);
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, w.id, &value));
+	EXPECT_EQ(0U, value);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0U, w.seen);
+}
+
+TEST_F(update, cmpxchg_returns_the_previous_value_and_wakes_on_success)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 4 };
+	uint64_t prev = 0, value = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 1, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, waitvar_cmpxchg(self->fd, w.id, 2, 4, &prev));
+	EXPECT_EQ(1U, prev);
+	ASSERT_EQ(0, waitvar_get(self->fd, w.id, &value));
+	EXPECT_EQ(1U, value);
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, waitvar_cmpxchg(self->fd, w.id, 1, 4, &prev));
+	EXPECT_EQ(1U, prev);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(4U, w.seen);
+}
+
+TEST_F(update, updates_with_bad_flags_return_einval_and_change_nothing)
+{
+	struct waitvar_add add = { .flags = 1U << 31, .delta = 1 };
+	struct waitvar_value dec = { .flags = 1 };
+	struct waitvar_cmpxchg cx = { .flags = 1, .expected = 7, .desired = 8 };
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 7, 0, &id));
+	add.id = dec.id = cx.id = id;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_ADD, &add));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_DEC_AND_WAKE, &dec));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CMPXCHG, &cx));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	EXPECT_EQ(7U, value);
+	EXPECT_EQ(-ENOENT, waitvar_add(self->fd, 999, 1, 0, &value));
+	EXPECT_EQ(-ENOENT, waitvar_dec_and_wake(self->fd, 999, &value));
+	EXPECT_EQ(-ENOENT, waitvar_cmpxchg(self->fd, 999, 0, 1, &value));
+}
+
+TEST_F(update, variables_are_private_to_the_open_file)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+	int other;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 4, 0, &id));
+	other = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, other);
+	EXPECT_EQ(-ENOENT, waitvar_get(other, id, &value));
+	EXPECT_EQ(-ENOENT, waitvar_set(other, id, 5));
+	close(other);
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	EXPECT_EQ(4U, value);
+}
+
+TEST_F(update, per_file_limit_returns_enospc)
+{
+	unsigned int limit = 0, i;
+	uint32_t id = 0, last = 0;
+
+	ASSERT_EQ(0, get_param("max_vars_per_file", &limit));
+	if (limit > 100000)
+		SKIP(return, "max_vars_per_file=%u is too large to fill", limit);
+
+	for (i = 0; i < limit; i++)
+		ASSERT_EQ(0, waitvar_create(self->fd, i, 0, &last)) TH_LOG("variable %u", i);
+	ASSERT_EQ(-ENOSPC, waitvar_create(self->fd, 0, 0, &id));
+	/* Destroying one makes room for one. */
+	ASSERT_EQ(0, waitvar_destroy(self->fd, last));
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	ASSERT_EQ(-ENOSPC, waitvar_create(self->fd, 0, 0, &id));
+}
+
+TEST_F(update, unknown_command_returns_enotty)
+{
+	struct waitvar_create arg = {};
+	char small[4] = {};
+
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(WAITVAR_IOC_MAGIC, 0x7f)));
+	EXPECT_EQ(ENOTTY, errno);
+	/* A known number with the wrong size is another command. */
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(WAITVAR_IOC_MAGIC, 0x00, char[4]), small));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOWR('x', 0x00, struct waitvar_create), &arg));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(update, bad_pointer_returns_efault)
+{
+	static const unsigned long cmds[] = {
+		WAITVAR_IOC_CREATE, WAITVAR_IOC_DESTROY, WAITVAR_IOC_GET,
+		WAITVAR_IOC_SET, WAITVAR_IOC_WAIT, WAITVAR_IOC_WAKE,
+		WAITVAR_IOC_WAKE_NR, WAITVAR_IOC_ADD, WAITVAR_IOC_DEC_AND_WAKE,
+		WAITVAR_IOC_CMPXCHG, WAITVAR_IOC_WAITV, WAITVAR_IOC_WATCH,
+		WAITVAR_IOC_STATS,
+	};
+	long page = sysconf(_SC_PAGESIZE);
+	struct waitvar_value *ro;
+	uint32_t id = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(-1, ioctl(self->fd, cmds[i], NULL));
+		EXPECT_EQ(EFAULT, errno) TH_LOG("command %#lx", cmds[i]);
+	}
+
+	/* Readable but not writable: GET cannot return its result. */
+	ASSERT_EQ(0, waitvar_create(self->fd, 9, 0, &id));
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(ro != MAP_FAILED);
+	ro->id = id;
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_GET, ro));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(ro, page);
+}
+
+TEST_F(update, unknown_id_returns_enoent)
+{
+	static const uint32_t ids[] = { 0, 12345, UINT32_MAX };
+	struct waitvar_watch watch = {};
+	struct waitvar_stats st;
+	uint64_t value = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		watch.id = ids[i];
+		EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WATCH, &watch));
+		EXPECT_EQ(ENOENT, errno);
+		EXPECT_EQ(-ENOENT, waitvar_stats(self->fd, ids[i], &st));
+		EXPECT_EQ(-ENOENT, waitvar_get(self->fd, ids[i], &value));
+		EXPECT_EQ(-ENOENT, waitvar_set(self->fd, ids[i], 1));
+		EXPECT_EQ(-ENOENT, waitvar_wait(self->fd, ids[i], WAITVAR_OP_EQ, 0, 0,
+						WAITVAR_WAIT_TIMEOUT, 0, NULL));
+		EXPECT_EQ(-ENOENT, waitvar_wake(self->fd, ids[i]));
+		EXPECT_EQ(-ENOENT, waitvar_wake_nr(self->fd, ids[i], 1, 0));
+		EXPECT_EQ(-ENOENT, waitvar_destroy(self->fd, ids[i]));
+	}
+}
+
+TEST_F(update, nonzero_reserved_or_flags_return_einval_and_change_nothing)
+{
+	struct waitvar_create create = { .value = 1, .flags = 1U << 31 };
+	struct waitvar_value set = { .value = 2, .flags = 1 };
+	struct waitvar_wait wait = { .op = WAITVAR_OP_EQ, .operand = 1 };
+	struct waitvar_id id_arg = { .flags = 1 };
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
+	EXPECT_EQ(EINVAL, errno);
+	/* One lock, not two. */
+	create.flags = WAITVAR_CREATE_SPINLOCK | WAITVAR_CREATE_MUTEX;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
+	EXPECT_EQ(EINVAL, errno);
+	create.flags = 0;
+	create.reserved[1] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Nothing was created: the first variable still gets the first id. */
+	ASSERT_EQ(0, waitvar_create(self->fd, 1, 0, &id));
+	ASSERT_EQ(1U, id);
+
+	set.id = id;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_SET, &set));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	EXPECT_EQ(1U, value);
+
+	id_arg.id = id;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_DESTROY, &id_arg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAKE, &id_arg));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+
+	wait.id = id;
+	wait.mode = WAITVAR_MODE_COUNT;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+	wait.mode = 0;
+	wait.flags = 1U << 31;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+	wait.flags = 0;
+	wait.op = WAITVAR_OP_COUNT;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WAIT, &wait));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_HARNESS_MAIN
