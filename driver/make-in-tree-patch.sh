@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Generates the series' last patch, "misc: add /dev/waitvar", from the one
-# copy of the driver in driver/: drivers/misc/waitvar.c, its Kconfig entry
-# and Makefile line, the UAPI header, Documentation/misc-devices/waitvar.rst
-# and a MAINTAINERS entry.
+# copy of the driver in driver/: its sources (*.c, *.h), Kconfig and Kbuild
+# become drivers/misc/waitvar/ verbatim, with one line each in
+# drivers/misc/Kconfig and drivers/misc/Makefile; the UAPI header,
+# Documentation/misc-devices/waitvar.rst and a MAINTAINERS entry come too.
+# driver/Makefile (the out-of-tree build) and this script stay behind.
 #   usage: make-in-tree-patch.sh TREE OUT.patch
 # TREE is a kernel tree with the rest of the series applied; only the files
 # the patch changes are read from it.
@@ -37,12 +39,13 @@ done
 "${git_[@]}" add -A
 "${git_[@]}" commit -q -m base
 
-mkdir -p "$work/include/uapi/linux"
-cp "$HERE/waitvar.c" "$work/drivers/misc/waitvar.c"
+mkdir -p "$work/drivers/misc/waitvar" "$work/include/uapi/linux"
+cp "$HERE"/*.c "$HERE"/*.h "$HERE/Kconfig" "$HERE/Kbuild" "$work/drivers/misc/waitvar/"
 cp "$HERE/include/uapi/linux/waitvar.h" "$work/include/uapi/linux/waitvar.h"
 cp "$HERE/waitvar.rst" "$work/Documentation/misc-devices/waitvar.rst"
 
-# Kconfig: the entry goes after the last config, before the sourced dirs.
+# drivers/misc/Kconfig sources the driver's Kconfig after the other
+# directories'; drivers/misc/Makefile descends into it.
 python3 - "$work" <<'EOF'
 import sys
 work = sys.argv[1]
@@ -56,23 +59,10 @@ def edit(path, anchor, text, before=True):
     with open(path, "w") as f:
         f.write(s)
 
-edit(f"{work}/drivers/misc/Kconfig", 'source "drivers/misc/c2port/Kconfig"\n', '''\
-config WAITVAR
-	tristate "/dev/waitvar: drive wait_var_event() from userspace"
-	help
-	  A misc device whose ioctls let userspace threads create kernel-side
-	  variables, wait for conditions on them through every variant of
-	  the wait_var_event() family, change them and wake the waiters, and
-	  read per-variable counters; debugfs shows its state.  It exists to
-	  test and observe that API.  See
-	  Documentation/misc-devices/waitvar.rst.
-
-	  To compile this driver as a module, choose M here: the module
-	  will be called waitvar.  If unsure, say N.
-
-''')
+edit(f"{work}/drivers/misc/Kconfig", 'source "drivers/misc/mchp_pci1xxxx/Kconfig"\n',
+     'source "drivers/misc/waitvar/Kconfig"\n', before=False)
 edit(f"{work}/drivers/misc/Makefile", "obj-$(CONFIG_VCPU_STALL_DETECTOR)\t+= vcpu_stall_detector.o\n",
-     "obj-$(CONFIG_WAITVAR)\t\t+= waitvar.o\n", before=False)
+     "obj-$(CONFIG_WAITVAR)\t\t+= waitvar/\n", before=False)
 edit(f"{work}/Documentation/misc-devices/index.rst", "   uacce\n", "   waitvar\n",
      before=False)
 edit(f"{work}/MAINTAINERS", "WAIT_VAR_EVENT() KUNIT TESTS\n", '''\
@@ -81,7 +71,7 @@ M:	waitvar <waitvar@example.org>
 L:	linux-kernel@vger.kernel.org
 S:	Maintained
 F:	Documentation/misc-devices/waitvar.rst
-F:	drivers/misc/waitvar.c
+F:	drivers/misc/waitvar/
 F:	include/uapi/linux/waitvar.h
 
 ''')
@@ -105,7 +95,13 @@ the usual update-and-wake patterns, wake a given number of waiters or
 only those whose condition holds, and watch a condition with poll().
 Per-variable counters (waits, wakes, wakeups, spurious wakeups,
 timeouts, signals, the hashed bucket used) come from an ioctl and from
-debugfs.
+debugfs.  Named variables, with an owner, a group and a mode, let
+unrelated processes share one.
+
+The driver is drivers/misc/waitvar/: internal.h states the reference,
+lock-order and memory-ordering rules once, and each .c file holds one
+concern: the ioctl table and file operations, variables and their
+updates, waits, WATCH descriptors, named variables, counters and debugfs.
 EOF
 "${git_[@]}" format-patch -q -1 --stdout HEAD >"$OUT"
 echo "wrote $OUT"

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/waitvar variables: their lifetime, lookups and permissions, the
+ * commands that update and wake them, and the list of waiters a filtered
+ * wake walks.  Rules: internal.h.
+ */
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/wait_bit.h>
+
+#include "internal.h"
+
+static unsigned int max_vars_per_file = 1024;
+module_param(max_vars_per_file, uint, 0644);
+MODULE_PARM_DESC(max_vars_per_file, "Most variables one open file may hold");
+
+#define WAITVAR_CREATE_LOCKS	(WAITVAR_CREATE_SPINLOCK | WAITVAR_CREATE_MUTEX)
+
+bool waitvar_create_flags_bad(u32 flags)
+{
+	return (flags & ~WAITVAR_CREATE_LOCKS) ||
+	       (flags & WAITVAR_CREATE_LOCKS) == WAITVAR_CREATE_LOCKS;
+}
+
+/* A new variable, charged to the caller's memory cgroup. */
+struct waitvar_var *waitvar_var_new(u64 value, u32 flags)
+{
+	struct waitvar_var *var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
+
+	if (!var)
+		return NULL;
+	atomic64_set(&var->value, value);
+	if (flags & WAITVAR_CREATE_SPINLOCK)
+		var->lock_kind = WAITVAR_LOCK_SPIN;
+	else if (flags & WAITVAR_CREATE_MUTEX)
+		var->lock_kind = WAITVAR_LOCK_MUTEX;
+	spin_lock_init(&var->spin);
+	mutex_init(&var->mutex);
+	spin_lock_init(&var->waiters_lock);
+	INIT_LIST_HEAD(&var->waiters);
+	INIT_LIST_HEAD(&var->name_node);
+	kref_init(&var->ref);
+	return var;
+}
+
+static void waitvar_var_free(struct kref *ref)
+{
+	struct waitvar_var *var = container_of(ref, struct waitvar_var, ref);
+
+	mutex_destroy(&var->mutex);
+	kfree_rcu(var, rcu);
+}
+
+void waitvar_var_put(struct waitvar_var *var)
+{
+	kref_put(&var->ref, waitvar_var_free);
+}
+
+static struct waitvar_var *waitvar_var_get(struct waitvar_file *wf, u32 id)
+{
+	struct waitvar_var *var;
+
+	rcu_read_lock();
+	var = xa_load(&wf->vars, id);
+	if (var && !kref_get_unless_zero(&var->ref))
+		var = NULL;
+	rcu_read_unlock();
+	return var;
+}
+
+/* Named variables: mode bits for owner, group and others; DAC override wins. */
+bool waitvar_permitted(struct waitvar_var *var, int may)
+{
+	umode_t mode = var->mode;
+
+	if (uid_eq(current_fsuid(), var->uid))
+		mode >>= 6;
+	else if (in_group_p(var->gid))
+		mode >>= 3;
+	if ((mode & may & 7) == may)
+		return true;
+	return capable(CAP_DAC_OVERRIDE);
+}
+
+/* The variable @id of @wf, if the caller may access it as @may asks. */
+struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may)
+{
+	struct waitvar_var *var = waitvar_var_get(wf, id);
+
+	if (!var)
+		return ERR_PTR(-ENOENT);
+	if (var->named && !waitvar_permitted(var, may)) {
+		waitvar_var_put(var);
+		return ERR_PTR(-EACCES);
+	}
+	return var;
+}
+
+/* Puts @var in @wf's table with a reference of its own; returns the id. */
+int waitvar_attach(struct waitvar_file *wf, struct waitvar_var *var, u32 *id)
+{
+	int ret;
+
+	kref_get(&var->ref);
+	ret = xa_alloc(&wf->vars, id, var, XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
+		       GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		waitvar_var_put(var);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	return 0;
+}
+
+/* Ends a variable: every waiter sees -EIDRM, exclusive ones included. */
+void waitvar_var_end(struct waitvar_var *var)
+{
+	WRITE_ONCE(var->dead, true);
+	/* Orders the store before wake_up_var_all()'s waiter check. */
+	smp_mb();
+	wake_up_var_all(&var->value);
+}
+
+/* Drops @id from @wf: a variable of the file dies, a named one lives on. */
+int waitvar_detach(struct waitvar_file *wf, u32 id)
+{
+	struct waitvar_var *var = xa_erase(&wf->vars, id);
+
+	if (!var)
+		return -ENOENT;
+	if (!var->named)
+		waitvar_var_end(var);
+	waitvar_var_put(var);
+	return 0;
+}
+
+bool waitvar_op_holds(u32 op, u64 value, u64 operand)
+{
+	switch (op) {
+	case WAITVAR_OP_EQ:
+		return value == operand;
+	case WAITVAR_OP_NE:
+		return value != operand;
+	case WAITVAR_OP_LT:
+		return value < operand;
+	case WAITVAR_OP_LE:
+		return value <= operand;
+	case WAITVAR_OP_GT:
+		return value > operand;
+	case WAITVAR_OP_GE:
+		return value >= operand;
+	case WAITVAR_OP_LT_S:
+		return (s64)value < (s64)operand;
+	case WAITVAR_OP_LE_S:
+		return (s64)value <= (s64)operand;
+	case WAITVAR_OP_GT_S:
+		return (s64)value > (s64)operand;
+	case WAITVAR_OP_GE_S:
+		return (s64)value >= (s64)operand;
+	case WAITVAR_OP_ANY:
+		return value & operand;
+	case WAITVAR_OP_ALL:
+		return (value & operand) == operand;
+	case WAITVAR_OP_NONE:
+		return !(value & operand);
+	}
+	return false;
+}
+
+bool waitvar_holds(struct waitvar_waiter *w)
+{
+	return waitvar_op_holds(w->op, atomic64_read(&w->var->value), w->operand);
+}
+
+void waitvar_list_waiter(struct waitvar_waiter *w)
+{
+	struct waitvar_var *var = w->var;
+
+	spin_lock(&var->waiters_lock);
+	list_add_tail(&w->node, &var->waiters);
+	var->nr_waiters++;
+	spin_unlock(&var->waiters_lock);
+}
+
+void waitvar_unlist_waiter(struct waitvar_waiter *w)
+{
+	struct waitvar_var *var = w->var;
+
+	spin_lock(&var->waiters_lock);
+	list_del(&w->node);
+	var->nr_waiters--;
+	spin_unlock(&var->waiters_lock);
+}
+
+static void waitvar_lock(struct waitvar_var *var)
+{
+	if (var->lock_kind == WAITVAR_LOCK_SPIN)
+		spin_lock(&var->spin);
+	else if (var->lock_kind == WAITVAR_LOCK_MUTEX)
+		mutex_lock(&var->mutex);
+}
+
+static void waitvar_unlock(struct waitvar_var *var)
+{
+	if (var->lock_kind == WAITVAR_LOCK_SPIN)
+		spin_unlock(&var->spin);
+	else if (var->lock_kind == WAITVAR_LOCK_MUTEX)
+		mutex_unlock(&var->mutex);
+}
+
+/*
+ * Wakes the waiters after an update, called with the variable's lock held
+ * if it has one: the lock then orders the update before the wake.  An
+ * unlocked variable's update was a plain store or a value-returning atomic;
+ * the full barrier orders either before wake_up_var()'s lockless check.
+ */
+static void waitvar_wake(struct waitvar_var *var)
+{
+	atomic64_inc(&var->stats.wakes);
+	switch (var->lock_kind) {
+	case WAITVAR_LOCK_SPIN:
+		wake_up_var_locked(&var->value, &var->spin);
+		break;
+	case WAITVAR_LOCK_MUTEX:
+		wake_up_var_locked(&var->value, &var->mutex);
+		break;
+	default:
+		/* Orders the update before wake_up_var()'s waiter check. */
+		smp_mb();
+		wake_up_var(&var->value);
+		break;
+	}
+}
+
+/*
+ * Wakes the listed waiters whose condition holds now, up to @nr exclusive
+ * ones (0: all), and the watches whose condition holds.  Returns how many
+ * waiting tasks were woken.
+ */
+static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
+{
+	struct waitvar_waiter *w;
+	u32 exclusive = 0;
+	int woken = 0;
+
+	/* Orders the caller's update before reading the conditions. */
+	smp_mb();
+	atomic64_inc(&var->stats.wakes);
+	spin_lock(&var->waiters_lock);
+	list_for_each_entry(w, &var->waiters, node) {
+		if (!waitvar_holds(w))
+			continue;
+		if (w->watch) {
+			waitvar_watch_notify(w->watch);
+			continue;
+		}
+		if (w->exclusive) {
+			if (nr && exclusive == nr)
+				continue;
+			exclusive++;
+		}
+		WRITE_ONCE(w->kicked, true);
+		/* A listed task runs nothing but its wait: this ends that sleep. */
+		woken += wake_up_process(w->task);
+	}
+	spin_unlock(&var->waiters_lock);
+	return woken;
+}
+
+long waitvar_ioctl_create(struct waitvar_file *wf, struct waitvar_create *arg)
+{
+	struct waitvar_var *var;
+	int ret;
+
+	if (waitvar_create_flags_bad(arg->flags) || arg->reserved[0] || arg->reserved[1])
+		return -EINVAL;
+	var = waitvar_var_new(arg->value, arg->flags);
+	if (!var)
+		return -ENOMEM;
+	ret = waitvar_attach(wf, var, &arg->id);
+	waitvar_var_put(var);
+	return ret;
+}
+
+void waitvar_ioctl_create_undo(struct waitvar_file *wf, struct waitvar_create *arg,
+			       struct waitvar_call *call)
+{
+	waitvar_detach(wf, arg->id);
+}
+
+long waitvar_ioctl_destroy(struct waitvar_file *wf, struct waitvar_id *arg)
+{
+	if (arg->flags)
+		return -EINVAL;
+	return waitvar_detach(wf, arg->id);
+}
+
+long waitvar_ioctl_get(struct waitvar_file *wf, struct waitvar_value *arg)
+{
+	struct waitvar_var *var;
+
+	if (arg->flags)
+		return -EINVAL;
+	var = waitvar_var_lookup(wf, arg->id, MAY_READ);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
+	arg->value = atomic64_read(&var->value);
+	waitvar_var_put(var);
+	return 0;
+}
+
+/*
+ * Runs @update on variable @id under its lock, if it has one, when the
+ * caller may write it; @update stores and wakes as it needs.
+ */
+static long waitvar_update(struct waitvar_file *wf, u32 id,
+			   void (*update)(struct waitvar_var *var, void *arg), void *arg)
+{
+	struct waitvar_var *var = waitvar_var_lookup(wf, id, MAY_WRITE);
+
+	if (IS_ERR(var))
+		return PTR_ERR(var);
+	waitvar_lock(var);
+	update(var, arg);
+	waitvar_unlock(var);
+	waitvar_var_put(var);
+	return 0;
+}
+
+static void waitvar_do_set(struct waitvar_var *var, void *data)
+{
+	struct waitvar_value *arg = data;
+
+	atomic64_set(&var->value, arg->value);
+	waitvar_wake(var);
+}
+
+long waitvar_ioctl_set(struct waitvar_file *wf, struct waitvar_value *arg)
+{
+	if (arg->flags)
+		return -EINVAL;
+	return waitvar_update(wf, arg->id, waitvar_do_set, arg);
+}
+
+static void waitvar_do_add(struct waitvar_var *var, void *data)
+{
+	struct waitvar_add *arg = data;
+
+	arg->value = atomic64_add_return(arg->delta, &var->value);
+	if (arg->flags & WAITVAR_ADD_WAKE)
+		waitvar_wake(var);
+}
+
+long waitvar_ioctl_add(struct waitvar_file *wf, struct waitvar_add *arg)
+{
+	if (arg->flags & ~WAITVAR_ADD_WAKE)
+		return -EINVAL;
+	return waitvar_update(wf, arg->id, waitvar_do_add, arg);
+}
+
+static void waitvar_do_dec_and_wake(struct waitvar_var *var, void *data)
+{
+	struct waitvar_value *arg = data;
+
+	arg->value = atomic64_dec_return(&var->value);
+	if (!arg->value)
+		waitvar_wake(var);
+}
+
+long waitvar_ioctl_dec_and_wake(struct waitvar_file *wf, struct waitvar_value *arg)
+{
+	if (arg->flags)
+		return -EINVAL;
+	return waitvar_update(wf, arg->id, waitvar_do_dec_and_wake, arg);
+}
+
+static void waitvar_do_cmpxchg(struct waitvar_var *var, void *data)
+{
+	struct waitvar_cmpxchg *arg = data;
+
+	arg->prev = atomic64_cmpxchg(&var->value, arg->expected, arg->desired);
+	if (arg->prev == arg->expected)
+		waitvar_wake(var);
+}
+
+long waitvar_ioctl_cmpxchg(struct waitvar_file *wf, struct waitvar_cmpxchg *arg)
+{
+	if (arg->flags)
+		return -EINVAL;
+	return waitvar_update(wf, arg->id, waitvar_do_cmpxchg, arg);
+}
+
+static void waitvar_do_wake(struct waitvar_var *var, void *unused)
+{
+	waitvar_wake(var);
+}
+
+long waitvar_ioctl_wake(struct waitvar_file *wf, struct waitvar_id *arg)
+{
+	if (arg->flags)
+		return -EINVAL;
+	return waitvar_update(wf, arg->id, waitvar_do_wake, NULL);
+}
+
+long waitvar_ioctl_wake_nr(struct waitvar_file *wf, struct waitvar_wake_nr *arg)
+{
+	struct waitvar_var *var;
+	int woken;
+
+	if ((arg->flags & ~WAITVAR_WAKE_FILTER) || arg->nr > INT_MAX)
+		return -EINVAL;
+	var = waitvar_var_lookup(wf, arg->id, MAY_WRITE);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
+	if (arg->flags & WAITVAR_WAKE_FILTER) {
+		woken = waitvar_wake_filtered(var, arg->nr);
+	} else {
+		atomic64_inc(&var->stats.wakes);
+		/* No update to order here: the waiters recheck what is there. */
+		woken = wake_up_var_nr(&var->value, arg->nr);
+	}
+	waitvar_var_put(var);
+	arg->woken = woken;
+	return 0;
+}

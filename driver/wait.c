@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/waitvar WAIT and WAITV: a task sleeps on the hashed wait queue keyed
+ * by &var->value, in the wait_var_event() variant its mode, flags and the
+ * variable's lock select; WAITV runs that loop over several queues.  Each
+ * waiter is also listed on its variable, so that the counters can tell real
+ * wakeups from spurious ones.  Rules: internal.h.
+ */
+#include <linux/bitops.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/wait_bit.h>
+
+#include "internal.h"
+
+#define WAITVAR_WAIT_TIMEOUTS	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_ABS_MONOTONIC | \
+				 WAITVAR_WAIT_ABS_REALTIME)
+#define WAITVAR_WAIT_FLAGS	(WAITVAR_WAIT_TIMEOUTS | WAITVAR_WAIT_EXCLUSIVE)
+
+/* The end of every wait: destroyed, or op holds for the value. */
+static bool waitvar_test(struct waitvar_waiter *w)
+{
+	w->dead = READ_ONCE(w->var->dead);
+	if (w->dead)
+		return true;
+	w->value = atomic64_read(&w->var->value);
+	return waitvar_op_holds(w->op, w->value, w->operand);
+}
+
+/*
+ * The condition of the wait_var_event() variants.  Each tests it once
+ * before queueing, once after, then once after each return from its sleep:
+ * from the third test on, each is counted as a wakeup, and as a spurious
+ * one if the condition is still false.  waitvar_ioctl_wait() takes the
+ * last one back if the timeout or a signal, not a wake, ended the sleep.
+ */
+static bool waitvar_done(struct waitvar_waiter *w)
+{
+	bool done = waitvar_test(w);
+
+	if (++w->evals > 2) {
+		atomic64_inc(&w->var->stats.woken);
+		if (!done)
+			atomic64_inc(&w->var->stats.spurious);
+	}
+	return done;
+}
+
+/* The time a WAIT or WAITV may sleep, from its flags and timeout_ns. */
+struct waitvar_timeout {
+	bool timed;		/* false: no timeout */
+	bool restart;		/* a signal may restart the call */
+	long jiffies;
+};
+
+/*
+ * Round up, and add the partial tick we start in, so that -ETIMEDOUT never
+ * comes before the time has passed; no time at all is a single check.
+ */
+static long waitvar_ns_to_jiffies(u64 ns)
+{
+	u64 ticks;
+
+	if (!ns)
+		return 0;
+	ticks = div64_u64(ns, TICK_NSEC);
+	if (ticks >= MAX_SCHEDULE_TIMEOUT - 2)
+		return MAX_SCHEDULE_TIMEOUT - 1;
+	return ticks + 2;
+}
+
+static int waitvar_parse_timeout(u32 flags, u64 timeout_ns, struct waitvar_timeout *t)
+{
+	u32 kind = flags & WAITVAR_WAIT_TIMEOUTS;
+	u64 now;
+
+	*t = (struct waitvar_timeout){ .restart = true };
+	if (!kind)
+		return 0;
+	if (hweight32(kind) > 1)
+		return -EINVAL;
+	t->timed = true;
+	if (kind == WAITVAR_WAIT_TIMEOUT) {
+		t->restart = false;
+		t->jiffies = waitvar_ns_to_jiffies(timeout_ns);
+		return 0;
+	}
+	now = kind == WAITVAR_WAIT_ABS_MONOTONIC ? ktime_get_ns() : ktime_get_real_ns();
+	t->jiffies = waitvar_ns_to_jiffies(timeout_ns > now ? timeout_ns - now : 0);
+	return 0;
+}
+
+static int waitvar_check_mode(u32 mode, const struct waitvar_timeout *t)
+{
+	if (mode >= WAITVAR_MODE_COUNT)
+		return -EINVAL;
+	if ((mode == WAITVAR_MODE_IO || mode == WAITVAR_MODE_UNINTERRUPTIBLE) && !t->timed)
+		return -EINVAL;
+	return 0;
+}
+
+static unsigned int waitvar_mode_state(u32 mode)
+{
+	switch (mode) {
+	case WAITVAR_MODE_INTERRUPTIBLE:
+		return TASK_INTERRUPTIBLE;
+	case WAITVAR_MODE_KILLABLE:
+		return TASK_KILLABLE;
+	default:
+		return TASK_UNINTERRUPTIBLE;
+	}
+}
+
+/*
+ * Turns what a wait_var_event() variant returned into 0 or an errno:
+ * timed variants return 0 on timeout and the jiffies left otherwise.
+ */
+static long waitvar_wait_result(long ret, const struct waitvar_timeout *t)
+{
+	if (t->timed) {
+		if (!ret)
+			return -ETIMEDOUT;
+		if (ret > 0)
+			return 0;
+	}
+	if (ret == -ERESTARTSYS && !t->restart)
+		return -EINTR;
+	return ret;
+}
+
+/* Counts how one wait ended: ret is 0, -ETIMEDOUT, or a signal's errno. */
+static void waitvar_account_end(struct waitvar_var *var, long ret)
+{
+	if (ret == -ETIMEDOUT)
+		atomic64_inc(&var->stats.timeouts);
+	else if (ret)
+		atomic64_inc(&var->stats.signals);
+}
+
+/* A lock-protected variable: its condition is tested under its lock. */
+static long waitvar_sleep_locked(struct waitvar_waiter *w, u32 mode,
+				 const struct waitvar_timeout *t)
+{
+	unsigned int state = waitvar_mode_state(mode);
+	struct waitvar_var *var = w->var;
+	atomic64_t *v = &var->value;
+	long j = t->jiffies;
+	long ret;
+
+	if (var->lock_kind == WAITVAR_LOCK_SPIN) {
+		spin_lock(&var->spin);
+		if (t->timed)
+			ret = wait_var_event_any_lock_timeout(v, waitvar_done(w), &var->spin,
+							      spin, state, j);
+		else
+			ret = wait_var_event_any_lock(v, waitvar_done(w), &var->spin,
+						      spin, state);
+		spin_unlock(&var->spin);
+	} else {
+		mutex_lock(&var->mutex);
+		if (t->timed)
+			ret = wait_var_event_any_lock_timeout(v, waitvar_done(w), &var->mutex,
+							      mutex, state, j);
+		else
+			ret = wait_var_event_any_lock(v, waitvar_done(w), &var->mutex,
+						      mutex, state);
+		mutex_unlock(&var->mutex);
+	}
+	return ret;
+}
+
+/* One wait_var_event() variant per mode, exclusivity and timeout. */
+static long waitvar_sleep(struct waitvar_waiter *w, u32 mode, const struct waitvar_timeout *t)
+{
+	atomic64_t *v = &w->var->value;
+	long j = t->jiffies;
+
+	if (w->var->lock_kind != WAITVAR_LOCK_NONE)
+		return waitvar_sleep_locked(w, mode, t);
+
+	switch (mode) {
+	case WAITVAR_MODE_INTERRUPTIBLE:
+		if (!t->timed)
+			return w->exclusive ?
+			       wait_var_event_exclusive_interruptible(v, waitvar_done(w)) :
+			       wait_var_event_interruptible(v, waitvar_done(w));
+		return w->exclusive ?
+		       wait_var_event_exclusive_interruptible_timeout(v, waitvar_done(w), j) :
+		       wait_var_event_interruptible_timeout(v, waitvar_done(w), j);
+	case WAITVAR_MODE_KILLABLE:
+		if (!t->timed)
+			return w->exclusive ?
+			       wait_var_event_exclusive_killable(v, waitvar_done(w)) :
+			       wait_var_event_killable(v, waitvar_done(w));
+		return w->exclusive ?
+		       wait_var_event_exclusive_killable_timeout(v, waitvar_done(w), j) :
+		       wait_var_event_killable_timeout(v, waitvar_done(w), j);
+	case WAITVAR_MODE_IO:
+		return w->exclusive ?
+		       wait_var_event_exclusive_io_timeout(v, waitvar_done(w), j) :
+		       wait_var_event_io_timeout(v, waitvar_done(w), j);
+	default:
+		return w->exclusive ?
+		       wait_var_event_exclusive_timeout(v, waitvar_done(w), j) :
+		       wait_var_event_timeout(v, waitvar_done(w), j);
+	}
+}
+
+long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
+{
+	struct waitvar_waiter w = {};
+	struct waitvar_timeout t;
+	long ret;
+
+	if ((arg->flags & ~WAITVAR_WAIT_FLAGS) || arg->op >= WAITVAR_OP_COUNT)
+		return -EINVAL;
+	ret = waitvar_parse_timeout(arg->flags, arg->timeout_ns, &t);
+	if (!ret)
+		ret = waitvar_check_mode(arg->mode, &t);
+	if (ret)
+		return ret;
+	w.exclusive = arg->flags & WAITVAR_WAIT_EXCLUSIVE;
+	w.var = waitvar_var_lookup(wf, arg->id, MAY_READ);
+	if (IS_ERR(w.var))
+		return PTR_ERR(w.var);
+	if (w.var->lock_kind != WAITVAR_LOCK_NONE &&
+	    (w.exclusive || arg->mode == WAITVAR_MODE_IO)) {
+		waitvar_var_put(w.var);
+		return -EINVAL;
+	}
+	w.op = arg->op;
+	w.operand = arg->operand;
+	w.task = current;
+
+	atomic64_inc(&w.var->stats.waits);
+	waitvar_list_waiter(&w);
+	ret = waitvar_wait_result(waitvar_sleep(&w, arg->mode, &t), &t);
+	waitvar_unlist_waiter(&w);
+	waitvar_account_end(w.var, ret);
+	if (ret && w.evals > 2) {
+		/* The last test followed the timeout or a signal, not a wake. */
+		atomic64_dec(&w.var->stats.woken);
+		atomic64_dec(&w.var->stats.spurious);
+	}
+	waitvar_var_put(w.var);
+
+	if (ret)
+		return ret;
+	if (w.dead)
+		return -EIDRM;
+	arg->value = w.value;
+	return 0;
+}
+
+/* One entry of a WAITV: its waiter and its entry on the variable's queue. */
+struct waitvar_vwait {
+	struct waitvar_waiter w;
+	struct wait_bit_queue_entry wbq;
+	struct wait_queue_head *wq_head;
+	bool woken;
+};
+
+/* The index of the first entry that holds (or whose variable died), or -1. */
+static int waitvar_waitv_first(struct waitvar_vwait *vw, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		if (waitvar_test(&vw[i].w))
+			return i;
+	return -1;
+}
+
+/*
+ * The loop of ___wait_var_event() over several queues: queue on every
+ * variable's hashed wait queue, test every condition, sleep, repeat.  A
+ * wake of one variable removes only that entry (autoremove), so the loop
+ * can tell which variables woke it.
+ */
+static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
+				const struct waitvar_timeout *t, int *index)
+{
+	unsigned int state = waitvar_mode_state(mode);
+	long left = t->timed ? t->jiffies : MAX_SCHEDULE_TIMEOUT;
+	bool slept = false;
+	long ret = 0;
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		init_wait_var_entry(&vw[i].wbq, &vw[i].w.var->value, 0);
+		vw[i].wq_head = __var_waitqueue(&vw[i].w.var->value);
+	}
+
+	*index = waitvar_waitv_first(vw, count);
+	while (*index < 0) {
+		long intr = 0;
+
+		for (i = 0; i < count && !intr; i++)
+			intr = prepare_to_wait_event(vw[i].wq_head, &vw[i].wbq.wq_entry, state);
+		*index = waitvar_waitv_first(vw, count);
+		for (i = 0; slept && i < count; i++) {
+			if (!vw[i].woken)
+				continue;
+			atomic64_inc(&vw[i].w.var->stats.woken);
+			if (*index < 0)
+				atomic64_inc(&vw[i].w.var->stats.spurious);
+		}
+		if (*index >= 0)
+			break;
+		if (intr) {
+			ret = intr;
+			break;
+		}
+		if (!left) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (mode == WAITVAR_MODE_IO)
+			left = io_schedule_timeout(left);
+		else
+			left = schedule_timeout(left);
+		slept = true;
+		for (i = 0; i < count; i++)
+			vw[i].woken = list_empty_careful(&vw[i].wbq.wq_entry.entry) ||
+				      xchg(&vw[i].w.kicked, false);
+	}
+	__set_current_state(TASK_RUNNING);
+	for (i = 0; i < count; i++)
+		finish_wait(vw[i].wq_head, &vw[i].wbq.wq_entry);
+	return ret;
+}
+
+static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg,
+			      struct waitvar_waitv_entry *e, struct waitvar_vwait *vw,
+			      const struct waitvar_timeout *t)
+{
+	int index = -1;
+	u32 i, got;
+	long ret = 0;
+
+	for (got = 0; got < arg->count; got++) {
+		if (e[got].op >= WAITVAR_OP_COUNT || e[got].flags || e[got].reserved) {
+			ret = -EINVAL;
+			goto put;
+		}
+		vw[got].w.var = waitvar_var_lookup(wf, e[got].id, MAY_READ);
+		if (IS_ERR(vw[got].w.var)) {
+			ret = PTR_ERR(vw[got].w.var);
+			goto put;
+		}
+		vw[got].w.op = e[got].op;
+		vw[got].w.operand = e[got].operand;
+		vw[got].w.task = current;
+	}
+
+	for (i = 0; i < got; i++) {
+		atomic64_inc(&vw[i].w.var->stats.waits);
+		waitvar_list_waiter(&vw[i].w);
+	}
+	ret = waitvar_waitv_sleep(vw, got, arg->mode, t, &index);
+	if (ret == -ERESTARTSYS && !t->restart)
+		ret = -EINTR;
+	for (i = 0; i < got; i++) {
+		waitvar_unlist_waiter(&vw[i].w);
+		waitvar_account_end(vw[i].w.var, ret);
+	}
+	if (!ret && vw[index].w.dead)
+		ret = -EIDRM;
+	if (!ret) {
+		arg->index = index;
+		arg->value = vw[index].w.value;
+	}
+put:
+	for (i = 0; i < got; i++)
+		waitvar_var_put(vw[i].w.var);
+	return ret;
+}
+
+long waitvar_ioctl_waitv(struct waitvar_file *wf, struct waitvar_waitv *arg)
+{
+	struct waitvar_waitv_entry *e;
+	struct waitvar_vwait *vw;
+	struct waitvar_timeout t;
+	long ret;
+
+	if ((arg->flags & ~WAITVAR_WAIT_TIMEOUTS) || !arg->count ||
+	    arg->count > WAITVAR_WAITV_MAX)
+		return -EINVAL;
+	ret = waitvar_parse_timeout(arg->flags, arg->timeout_ns, &t);
+	if (!ret)
+		ret = waitvar_check_mode(arg->mode, &t);
+	if (ret)
+		return ret;
+
+	e = memdup_user(u64_to_user_ptr(arg->entries), array_size(arg->count, sizeof(*e)));
+	if (IS_ERR(e))
+		return PTR_ERR(e);
+	vw = kvcalloc(arg->count, sizeof(*vw), GFP_KERNEL_ACCOUNT);
+	if (vw)
+		ret = waitvar_waitv_run(wf, arg, e, vw, &t);
+	else
+		ret = -ENOMEM;
+	kvfree(vw);
+	kfree(e);
+	return ret;
+}
