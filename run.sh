@@ -88,6 +88,7 @@ CLEAN_PART=
 GUEST_CMD=()
 SUITES=()
 SUITE_ARG=
+SUITE_GIVEN=0
 COMPAT=
 KUNIT=
 
@@ -107,8 +108,8 @@ parse_args() {
 		--arch=*) ARCH=${1#*=} ;;
 		--config) [ $# -ge 2 ] || die_usage "--config needs a value"; CONFIG=$2; shift ;;
 		--config=*) CONFIG=${1#*=} ;;
-		--suite) [ $# -ge 2 ] || die_usage "--suite needs a value"; SUITE_ARG=$2; shift ;;
-		--suite=*) SUITE_ARG=${1#*=} ;;
+		--suite) [ $# -ge 2 ] || die_usage "--suite needs a value"; SUITE_ARG=$2 SUITE_GIVEN=1; shift ;;
+		--suite=*) SUITE_ARG=${1#*=} SUITE_GIVEN=1 ;;
 		--compat) COMPAT=1 ;;
 		--kunit) KUNIT=1 ;;
 		-j) [ $# -ge 2 ] || die_usage "-j needs a value"; JOBS=$2; shift ;;
@@ -166,7 +167,7 @@ parse_args() {
 # --suite picks programs by name; --compat and --kunit add to that pick.
 parse_suites() {
 	local known name
-	if [ -z "$SUITE_ARG" ]; then
+	if [ "$SUITE_GIVEN" = 0 ]; then
 		[ -z "$COMPAT$KUNIT" ] || die_usage "--compat and --kunit go with --suite"
 		COMPAT=1 KUNIT=1
 		return 0
@@ -179,6 +180,7 @@ parse_suites() {
 	IFS=, read -ra SUITES <<<"$SUITE_ARG"
 	[ ${#SUITES[@]} -gt 0 ] || die_usage "--suite needs at least one name"
 	for name in "${SUITES[@]}"; do
+		[ -n "$name" ] || die_usage "--suite: an empty name in '$SUITE_ARG'"
 		grep -qxF -- "$name" <<<"$known" ||
 			die_usage "--suite: no program '$name' in tests/guest/suites (there: $(paste -sd' ' - <<<"$known"))"
 	done
@@ -209,6 +211,7 @@ ensure_all_packages() {
 host_checks() {
 	"$TOP/tests/host/test-ktap-verdict.sh"
 	"$TOP/tests/host/test-lib.sh"
+	"$TOP/tests/host/test-run-usage.sh"
 	"$TOP/tests/host/check-shell.sh"
 }
 

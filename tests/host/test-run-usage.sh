@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Checks of run.sh's command line that need no build: bad usage exits 64
+# with a message naming the mistake, before anything is built or changed.
+# Prints TAP; exits non-zero if any check fails.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+first_suite=$(sed 's/#.*//; /^[[:space:]]*$/d' "$top/tests/guest/suites" | head -n 1)
+
+# args, then the text the first line of stderr must contain
+cases=(
+	"test --suite no_such_test|no program 'no_such_test'"
+	"test --suite=|--suite needs at least one name"
+	"test --suite ,|--suite: an empty name in ','"
+	"test --suite $first_suite,,$first_suite|--suite: an empty name"
+	"test --compat|--compat and --kunit go with --suite"
+	"test --kunit|--compat and --kunit go with --suite"
+	"shell --suite $first_suite|--suite is for 'test'"
+	"--arch no_such_arch|unsupported --arch 'no_such_arch'"
+	"test --config default|'test' runs on the debug kernel"
+	"-j 0|-j needs a positive number"
+	"--bogus|unknown argument '--bogus'"
+	"clean nothing|clean: unknown part 'nothing'"
+)
+echo "TAP version 13"
+echo "1..${#cases[@]}"
+n=0 bad=0
+for c in "${cases[@]}"; do
+	n=$((n + 1))
+	args=${c%%|*} want=${c#*|}
+	rc=0
+	# shellcheck disable=SC2086 # the case's words are the arguments
+	err=$(WAITVAR_CACHE=$cache "$top/run.sh" $args 2>&1 >/dev/null) || rc=$?
+	if [ "$rc" = 64 ] && [[ $(head -n 1 <<<"$err") == *"$want"* ]] && [ -z "$(find "$cache" -mindepth 1)" ]; then
+		echo "ok $n run.sh $args"
+	else
+		echo "not ok $n run.sh $args"
+		echo "# want exit 64 and '$want', nothing in the cache; got exit $rc, cache: $(find "$cache" -mindepth 1 -printf '%P ')and:"
+		head -n 1 <<<"$err" | sed 's/^/#   /'
+		bad=$((bad + 1))
+	fi
+done
+[ "$bad" = 0 ]
