@@ -37,7 +37,8 @@
  * the store and wake_up_var_locked() both happen under it; without, a full
  * barrier sits between the store and wake_up_var()'s lockless check of the
  * queue, pairing with the one a waiter has between queueing itself and
- * testing its condition.  Marking a variable dead follows the same rule.  A
+ * testing its condition.  Marking a variable dead takes no lock, even on a
+ * lock-protected variable: the store, a full barrier, then the wake.  A
  * filtered wake puts a full barrier between the update and reading the
  * listed waiters' conditions; a waiter is listed before its first test.
  */

@@ -109,7 +109,9 @@ static_assert(sizeof(type) <= sizeof(union waitvar_ioctl_arg))
 /* The table entry of WAITVAR_IOC_<NAME>; the rest sets .commit or .undo. */
 #define WAITVAR_IOCTL_DEF(NAME, name, ...)					\
 	[_IOC_NR(WAITVAR_IOC_##NAME)] = {					\
-		.cmd = WAITVAR_IOC_##NAME,					\
+		.cmd = WAITVAR_IOC_##NAME +					\
+		       BUILD_BUG_ON_ZERO(_IOC_SIZE(WAITVAR_IOC_##NAME) >	\
+					 sizeof(union waitvar_ioctl_arg)),	\
 		.func = waitvar_fn_##name,					\
 		__VA_ARGS__							\
 	}

@@ -7,6 +7,7 @@
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>

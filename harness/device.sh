@@ -69,12 +69,13 @@ build_module() {
 	echo "built $MOD_BUILD/src/waitvar.ko"
 }
 
-# build_programs OUT CROSS [STATIC=1]: libwaitvar and waitvarctl, then the
-# test programs, which link that libwaitvar.
+# build_programs OUT CROSS USERSPACE_TARGET [STATIC=1]: userspace/'s target
+# (all: libwaitvar and waitvarctl; lib: the library alone), then the test
+# programs, which link that libwaitvar.
 build_programs() {
-	local out=$1 cross=$2
-	shift 2
-	make -C "$TOP/userspace" O="$out" CROSS_COMPILE="$cross" -j"$JOBS"
+	local out=$1 cross=$2 target=$3
+	shift 3
+	make -C "$TOP/userspace" O="$out" CROSS_COMPILE="$cross" -j"$JOBS" "$target"
 	make -C "$TOP/tests/guest" O="$out" CROSS_COMPILE="$cross" "$@" \
 		KSFT_DIR="$TREE/tools/testing/selftests" -j"$JOBS"
 }
@@ -89,9 +90,9 @@ build_userspace() {
 		mkdir -p "${USER_BUILD%/*}"
 		stamp_write "$stamp" "$key"
 	fi
-	build_programs "$USER_BUILD" "$CROSS"
+	build_programs "$USER_BUILD" "$CROSS" all
 	# Static: the 32-bit programs run on a rootfs with no 32-bit C library.
-	[ -z "$COMPAT_CROSS" ] || build_programs "$COMPAT_BUILD" "$COMPAT_CROSS" STATIC=1
+	[ -z "$COMPAT_CROSS" ] || build_programs "$COMPAT_BUILD" "$COMPAT_CROSS" lib STATIC=1
 	echo "built $(find "$USER_BUILD/bin" -type f | wc -l) programs in $USER_BUILD/bin" \
 		"$([ -z "$COMPAT_CROSS" ] || echo "and their 32-bit builds")"
 }

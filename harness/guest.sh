@@ -12,8 +12,10 @@ guest_plan() {
 	[ "$IN_TREE" = 0 ] || STAGE=$CACHE/build/$ARCH-$CONFIG-in-tree/stage
 	local overlay
 	mapfile -t overlay < <(find "$TOP/rootfs/overlay" -type f | LC_ALL=C sort)
-	ROOTFS_HASH=$(hash_text "$ARCH" \
-		"$(hash_files "$TOP/rootfs/build-image.sh" "$TOP/rootfs/packages" "${overlay[@]}")")
+	ROOTFS_PACKAGES=$(list_file "$TOP/rootfs/packages" | paste -sd, -)
+	# The recipe's files and every argument it is given.
+	ROOTFS_HASH=$(hash_text "$ARCH" "$DEB_ARCH" "$QEMU_USER_ARCH" "$ROOTFS_PACKAGES" \
+		"$(hash_files "$TOP/rootfs/build-image.sh" "${overlay[@]}")")
 	ROOTFS_IMAGE=$CACHE/rootfs/$ARCH-$ROOTFS_HASH.ext4
 }
 
@@ -40,7 +42,7 @@ debian_mirror() {
 }
 
 ensure_rootfs() {
-	local mirror packages
+	local mirror
 	if [ -f "$ROOTFS_IMAGE" ]; then
 		echo "rootfs image $ROOTFS_IMAGE present"
 		return 0
@@ -51,9 +53,8 @@ ensure_rootfs() {
 		return 1
 	fi
 	echo "mirror (from apt sources): $mirror"
-	packages=$(list_file "$TOP/rootfs/packages" | paste -sd, -)
 	mkdir -p "$CACHE/rootfs"
-	"$TOP/rootfs/build-image.sh" "$DEB_ARCH" "$QEMU_USER_ARCH" "$mirror" "$packages" "$ROOTFS_IMAGE"
+	"$TOP/rootfs/build-image.sh" "$DEB_ARCH" "$QEMU_USER_ARCH" "$mirror" "$ROOTFS_PACKAGES" "$ROOTFS_IMAGE"
 	# Keep only the image of the current recipe.
 	find "$CACHE/rootfs" -maxdepth 1 -name "$ARCH-*.ext4" ! -path "$ROOTFS_IMAGE" -delete
 	echo "rootfs image $ROOTFS_IMAGE built"
@@ -167,12 +168,16 @@ boot_step() {
 		show_progress $! "boot-$mode" /dev/null "$t0"
 		wait $! || true
 	else
+		step_line "boot-$mode" ""
 		boot_guest "$mode"
 	fi
 	# From the file: a background boot's variables die with its shell.
-	QEMU_RC=$(cat "$RUN_DIR/qemu.rc")
-	step_line "boot-$mode" "$(printf 'done %4ss  qemu exit %s' $((SECONDS - t0)) "$QEMU_RC")"
-	echo >&2
+	if ! QEMU_RC=$(cat "$RUN_DIR/qemu.rc" 2>/dev/null); then
+		echo "run.sh: the guest did not start; see $RUN_DIR" >&2
+		exit "$EX_HARNESS"
+	fi
+	[ ! -t 2 ] || [ "$VERBOSE" = 1 ] || step_line "boot-$mode" ""
+	printf 'done %4ss  qemu exit %s\n' $((SECONDS - t0)) "$QEMU_RC" >&2
 }
 
 verdict() {

@@ -30,13 +30,13 @@ kernel_plan() {
 		TREE=$CACHE/kernel/tree-in-tree
 		KBUILD=$KBUILD-in-tree
 	fi
-	ARCH_FRAGMENT=$CACHE/kernel/arch-$ARCH.config
-	mkdir -p "$CACHE/kernel"
-	printf '%s\n' "${ARCH_KCONFIG[@]}" >"$ARCH_FRAGMENT.new"
-	if cmp -s "$ARCH_FRAGMENT.new" "$ARCH_FRAGMENT"; then
-		rm "$ARCH_FRAGMENT.new"
-	else
-		mv "$ARCH_FRAGMENT.new" "$ARCH_FRAGMENT"
+	# Named by its content: another checkout sharing the cache never
+	# changes a fragment this run has planned with.
+	ARCH_FRAGMENT=$CACHE/kernel/arch-$ARCH-$(hash_text "${ARCH_KCONFIG[@]}").config
+	if [ ! -f "$ARCH_FRAGMENT" ]; then
+		mkdir -p "$CACHE/kernel"
+		printf '%s\n' "${ARCH_KCONFIG[@]}" >"$ARCH_FRAGMENT.$$"
+		mv "$ARCH_FRAGMENT.$$" "$ARCH_FRAGMENT"
 	fi
 
 	mapfile -t PATCHES < <(series_patches)

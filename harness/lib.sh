@@ -68,7 +68,7 @@ ensure_packages() {
 # and ends the run with EX_HARNESS.
 
 STEP_NO=0
-VERBOSE=${VERBOSE:-0}
+VERBOSE=0
 
 fail_step() {
 	local name=$1 log=$2
@@ -104,33 +104,31 @@ show_progress() {
 }
 
 step() {
-	local name=$1 log rc=0 t0=$SECONDS pid
+	local name=$1 log rc=0 t0=$SECONDS pid live=0
 	shift
 	STEP_NO=$((STEP_NO + 1))
 	log=$RUN_DIR/$(printf '%02d' "$STEP_NO")-$name.log
+	[ "$VERBOSE" = 1 ] || [ ! -t 2 ] || live=1
+	# Off a terminal the name comes first, so that a log cut short says
+	# which step was running; on one, show_progress redraws the line.
+	[ "$live" = 1 ] || step_line "$name" ""
+	[ "$VERBOSE" = 0 ] || echo >&2
 	# In the background, so that errexit stays on inside the step.
 	if [ "$VERBOSE" = 1 ]; then
-		step_line "$name" $'\n'
 		(set -o pipefail; ("$@") 2>&1 | tee "$log" >&2) &
 		pid=$!
 	else
 		("$@") >"$log" 2>&1 &
 		pid=$!
-		if [ -t 2 ]; then
-			show_progress "$pid" "$name" "$log" "$t0"
-		fi
+		[ "$live" = 0 ] || show_progress "$pid" "$name" "$log" "$t0"
 	fi
 	wait "$pid" || rc=$?
+	if [ "$live" = 1 ] || [ "$VERBOSE" = 1 ]; then
+		step_line "$name" ""
+	fi
 	if [ $rc != 0 ]; then
-		step_line "$name" $'FAILED\n'
+		echo FAILED >&2
 		fail_step "$name" "$log"
 	fi
-	step_line "$name" "$(printf 'ok %4ss  %s' $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-60)")"
-	echo >&2
-}
-
-# note_line NAME TEXT: a line in the step list for what is not a step.
-note_line() {
-	STEP_NO=$((STEP_NO + 1))
-	step_line "$1" "$2"
+	printf 'ok %4ss  %s\n' $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-60)" >&2
 }
