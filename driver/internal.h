@@ -8,6 +8,7 @@
  * watch.c  WATCH descriptors
  * named.c  named variables and LIST
  * stats.c  STATS and debugfs
+ * user.c   per-user limits
  *
  * Read this first: the rules every file keeps.
  *
@@ -19,6 +20,18 @@
  * rcu_read_lock() may still see it, and waitvar_var_get() takes a reference
  * only if the count is not zero.
  *
+ * Ids.  CREATE, NAMED_CREATE and NAMED_OPEN reserve an id (an xarray slot
+ * that loads as NULL) and store the variable in it only once the id has
+ * reached userspace; their undo releases the reservation and puts exactly
+ * the variable they made.  DESTROY never erases a reserved slot, so no
+ * other thread can name, free or reuse an id in that window.
+ *
+ * Charges.  Each open file holds the counters of the real uid that opened
+ * it (struct waitvar_user); a variable is charged to them until it is
+ * freed, a name until it is removed, a WAIT for its duration, a WAITV once
+ * per entry (the shared table holds one per distinct variable), a WATCH
+ * descriptor until it is released.
+ *
  * Death.  A file's own variable dies when its id is detached (DESTROY, the
  * file's release); a named one when its name is taken away (NAMED_REMOVE,
  * module exit).  waitvar_var_end() marks it dead and wakes every waiter,
@@ -26,7 +39,7 @@
  *
  * Locks, outer to inner:
  *   waitvar_names_lock -> the xarray's lock, the hashed wait-queue lock,
- *	mmap_lock (LIST copies out under it)
+ *	waitvar_users_lock
  *   a variable's spinlock or mutex -> the hashed wait-queue lock
  *   the hashed wait-queue lock -> a WATCH descriptor's poll queue lock
  *   a variable's waiters_lock -> a WATCH descriptor's poll queue lock
@@ -38,7 +51,9 @@
  * barrier sits between the store and wake_up_var()'s lockless check of the
  * queue, pairing with the one a waiter has between queueing itself and
  * testing its condition.  Marking a variable dead takes no lock, even on a
- * lock-protected variable: the store, a full barrier, then the wake.  A
+ * lock-protected variable: the store, a full barrier, then the wake.  An
+ * update of a lock-protected variable has the barrier too: WAITV and WATCH
+ * test its value without the lock.  A
  * filtered wake puts a full barrier between the update and reading the
  * listed waiters' conditions; a waiter is listed before its first test.
  */
@@ -49,6 +64,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -57,10 +73,47 @@
 
 #include <linux/waitvar.h>
 
+/* The flag bits each command takes; FEATURES reports these. */
+#define WAITVAR_CREATE_LOCKS	(WAITVAR_CREATE_SPINLOCK | WAITVAR_CREATE_MUTEX)
+#define WAITVAR_WAIT_TIMEOUTS	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_ABS_MONOTONIC | \
+				 WAITVAR_WAIT_ABS_REALTIME)
+#define WAITVAR_WAIT_FLAGS	(WAITVAR_WAIT_TIMEOUTS | WAITVAR_WAIT_EXCLUSIVE)
+#define WAITVAR_WAKE_FLAGS	WAITVAR_WAKE_FILTER
+#define WAITVAR_ADD_FLAGS	WAITVAR_ADD_WAKE
+
 struct dentry;
 struct file;
 struct seq_file;
 struct task_struct;
+struct user_namespace;
+
+/**
+ * enum waitvar_charge - what a user's limits count
+ * @WAITVAR_CHARGE_VARS: variables that exist (max_user_vars)
+ * @WAITVAR_CHARGE_WAITERS: entries on the shared wait queues (max_user_waiters)
+ * @WAITVAR_CHARGE_NAMES: names (max_user_names)
+ * @WAITVAR_NR_CHARGES: how many
+ */
+enum waitvar_charge {
+	WAITVAR_CHARGE_VARS,
+	WAITVAR_CHARGE_WAITERS,
+	WAITVAR_CHARGE_NAMES,
+	WAITVAR_NR_CHARGES,
+};
+
+/**
+ * struct waitvar_user - what one real uid holds, across every open file
+ * @node: in user.c's table, under waitvar_users_lock
+ * @uid: the user
+ * @ref: held by each open file, variable and WATCH descriptor charged
+ * @count: what is charged, by enum waitvar_charge
+ */
+struct waitvar_user {
+	struct hlist_node node;
+	kuid_t uid;
+	refcount_t ref;
+	atomic_t count[WAITVAR_NR_CHARGES];
+};
 
 /**
  * enum waitvar_lock_kind - what protects a variable's updates and waits
@@ -105,8 +158,10 @@ struct waitvar_counters {
  * @stats: counters
  * @ref: see "References" above
  * @rcu: frees it
+ * @owner: the user it is charged to, a reference held
  * @named: a named variable; this and the fields below are set before it
  *	is published
+ * @user_ns: named: the namespace its name lives in, a reference held
  * @uid: named: owner
  * @gid: named: group
  * @mode: named: permission bits
@@ -125,7 +180,9 @@ struct waitvar_var {
 	struct waitvar_counters stats;
 	struct kref ref;
 	struct rcu_head rcu;
+	struct waitvar_user *owner;
 	bool named;
+	struct user_namespace *user_ns;
 	kuid_t uid;
 	kgid_t gid;
 	umode_t mode;
@@ -135,7 +192,9 @@ struct waitvar_var {
 
 /**
  * struct waitvar_file - one open file of /dev/waitvar
- * @vars: id -> struct waitvar_var
+ * @vars: id -> struct waitvar_var; reserved (loads NULL) while a new id
+ *	is on its way to userspace
+ * @user: the opener's counters, a reference held
  * @serial: names its debugfs file
  * @owner: tgid of the opener
  * @dentry: its debugfs file
@@ -143,6 +202,7 @@ struct waitvar_var {
  */
 struct waitvar_file {
 	struct xarray vars;
+	struct waitvar_user *user;
 	unsigned int serial;
 	pid_t owner;
 	struct dentry *dentry;
@@ -160,7 +220,7 @@ struct waitvar_watch_file;
  * @op: enum waitvar_op
  * @operand: right-hand side of @op
  * @exclusive: queued as an exclusive waiter
- * @kicked: woken by a filtered wake
+ * @kicked: woken by a filtered wake (an int: xchg() takes no bool everywhere)
  * @evals: times the condition was tested
  * @value: the value it held for
  * @dead: the variable was found dead
@@ -173,7 +233,7 @@ struct waitvar_waiter {
 	u32 op;
 	u64 operand;
 	bool exclusive;
-	bool kicked;
+	int kicked;
 	unsigned int evals;
 	u64 value;
 	bool dead;
@@ -183,18 +243,23 @@ struct waitvar_waiter {
  * struct waitvar_call - what one ioctl call keeps until its copy-out
  * @file: WATCH: the new descriptor's file; its commit installs it once the
  *	fd reached userspace, its undo puts it if the fd could not
+ * @var: CREATE, NAMED_*: the variable for the reserved id, a reference
+ *	held; the commit stores it there, the undo puts it
  */
 struct waitvar_call {
 	struct file *file;
+	struct waitvar_var *var;
 };
 
 /* var.c */
-struct waitvar_var *waitvar_var_new(u64 value, u32 flags);
+struct waitvar_var *waitvar_var_new(struct waitvar_user *owner, u64 value, u32 flags);
 bool waitvar_create_flags_bad(u32 flags);
 void waitvar_var_put(struct waitvar_var *var);
 struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may);
 bool waitvar_permitted(struct waitvar_var *var, int may);
-int waitvar_attach(struct waitvar_file *wf, struct waitvar_var *var, u32 *id);
+int waitvar_reserve(struct waitvar_file *wf, u32 *id);
+void waitvar_publish(struct waitvar_file *wf, u32 id, struct waitvar_call *call);
+void waitvar_unreserve(struct waitvar_file *wf, u32 id, struct waitvar_call *call);
 int waitvar_detach(struct waitvar_file *wf, u32 id);
 void waitvar_var_end(struct waitvar_var *var);
 bool waitvar_op_holds(u32 op, u64 value, u64 operand);
@@ -202,10 +267,19 @@ bool waitvar_holds(struct waitvar_waiter *w);
 void waitvar_list_waiter(struct waitvar_waiter *w);
 void waitvar_unlist_waiter(struct waitvar_waiter *w);
 
+/* user.c */
+unsigned int waitvar_user_limit(enum waitvar_charge what);
+struct waitvar_user *waitvar_user_get(kuid_t uid);
+struct waitvar_user *waitvar_user_hold(struct waitvar_user *user);
+void waitvar_user_put(struct waitvar_user *user);
+int waitvar_charge(struct waitvar_user *user, enum waitvar_charge what, unsigned int n);
+void waitvar_uncharge(struct waitvar_user *user, enum waitvar_charge what, unsigned int n);
+
 /* watch.c */
 void waitvar_watch_notify(struct waitvar_watch_file *watch);
 
 /* named.c */
+unsigned int waitvar_max_named_vars(void);
 void waitvar_named_show(struct seq_file *m);
 void waitvar_named_exit(void);
 
@@ -221,7 +295,10 @@ void waitvar_debugfs_del(struct waitvar_file *wf);
  * keeps it in @call, and its _commit or _undo finishes it: _commit once
  * the result reached userspace, _undo if it could not.
  */
-long waitvar_ioctl_create(struct waitvar_file *wf, struct waitvar_create *arg);
+long waitvar_ioctl_create(struct waitvar_file *wf, struct waitvar_create *arg,
+			  struct waitvar_call *call);
+void waitvar_ioctl_create_commit(struct waitvar_file *wf, struct waitvar_create *arg,
+				 struct waitvar_call *call);
 void waitvar_ioctl_create_undo(struct waitvar_file *wf, struct waitvar_create *arg,
 			       struct waitvar_call *call);
 long waitvar_ioctl_destroy(struct waitvar_file *wf, struct waitvar_id *arg);
@@ -241,13 +318,19 @@ void waitvar_ioctl_watch_commit(struct waitvar_file *wf, struct waitvar_watch *a
 void waitvar_ioctl_watch_undo(struct waitvar_file *wf, struct waitvar_watch *arg,
 			      struct waitvar_call *call);
 long waitvar_ioctl_stats(struct waitvar_file *wf, struct waitvar_stats *arg);
-long waitvar_ioctl_named_create(struct waitvar_file *wf, struct waitvar_named *arg);
+long waitvar_ioctl_named_create(struct waitvar_file *wf, struct waitvar_named *arg,
+				struct waitvar_call *call);
+void waitvar_ioctl_named_commit(struct waitvar_file *wf, struct waitvar_named *arg,
+				struct waitvar_call *call);
 void waitvar_ioctl_named_create_undo(struct waitvar_file *wf, struct waitvar_named *arg,
 				     struct waitvar_call *call);
-long waitvar_ioctl_named_open(struct waitvar_file *wf, struct waitvar_named *arg);
+long waitvar_ioctl_named_open(struct waitvar_file *wf, struct waitvar_named *arg,
+			      struct waitvar_call *call);
 void waitvar_ioctl_named_open_undo(struct waitvar_file *wf, struct waitvar_named *arg,
 				   struct waitvar_call *call);
 long waitvar_ioctl_named_remove(struct waitvar_file *wf, struct waitvar_named *arg);
 long waitvar_ioctl_list(struct waitvar_file *wf, struct waitvar_list *arg);
+unsigned int waitvar_max_vars_per_file(void);
+unsigned int waitvar_max_uninterruptible_ms(void);
 
 #endif /* _WAITVAR_INTERNAL_H */

@@ -7,13 +7,17 @@
  * operations and the module's init and exit.  Each open file holds its own
  * table of variables.  Read internal.h first.
  */
+#include <linux/bits.h>
 #include <linux/build_bug.h>
+#include <linux/cred.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "internal.h"
@@ -32,6 +36,7 @@ static_assert(sizeof(struct waitvar_watch) == 24);
 static_assert(sizeof(struct waitvar_stats) == 64);
 static_assert(sizeof(struct waitvar_named) == 88);
 static_assert(sizeof(struct waitvar_list) == 24);
+static_assert(sizeof(struct waitvar_features) == 96);
 
 /* The kernel copy of any command's argument. */
 union waitvar_ioctl_arg {
@@ -47,6 +52,7 @@ union waitvar_ioctl_arg {
 	struct waitvar_stats stats;
 	struct waitvar_named named;
 	struct waitvar_list list;
+	struct waitvar_features features;
 };
 
 /**
@@ -116,7 +122,10 @@ static_assert(sizeof(type) <= sizeof(union waitvar_ioctl_arg))
 		__VA_ARGS__							\
 	}
 
-WAITVAR_IOCTL_FN(CREATE, create, struct waitvar_create);
+static long waitvar_ioctl_features(struct waitvar_file *wf, struct waitvar_features *arg);
+
+WAITVAR_IOCTL_FN_CALL(CREATE, create, struct waitvar_create);
+WAITVAR_IOCTL_STEP(create_commit, struct waitvar_create);
 WAITVAR_IOCTL_STEP(create_undo, struct waitvar_create);
 WAITVAR_IOCTL_FN(DESTROY, destroy, struct waitvar_id);
 WAITVAR_IOCTL_FN(GET, get, struct waitvar_value);
@@ -132,16 +141,19 @@ WAITVAR_IOCTL_FN_CALL(WATCH, watch, struct waitvar_watch);
 WAITVAR_IOCTL_STEP(watch_commit, struct waitvar_watch);
 WAITVAR_IOCTL_STEP(watch_undo, struct waitvar_watch);
 WAITVAR_IOCTL_FN(STATS, stats, struct waitvar_stats);
-WAITVAR_IOCTL_FN(NAMED_CREATE, named_create, struct waitvar_named);
+WAITVAR_IOCTL_FN_CALL(NAMED_CREATE, named_create, struct waitvar_named);
+WAITVAR_IOCTL_STEP(named_commit, struct waitvar_named);
 WAITVAR_IOCTL_STEP(named_create_undo, struct waitvar_named);
-WAITVAR_IOCTL_FN(NAMED_OPEN, named_open, struct waitvar_named);
+WAITVAR_IOCTL_FN_CALL(NAMED_OPEN, named_open, struct waitvar_named);
 WAITVAR_IOCTL_STEP(named_open_undo, struct waitvar_named);
 WAITVAR_IOCTL_FN(NAMED_REMOVE, named_remove, struct waitvar_named);
 WAITVAR_IOCTL_FN(LIST, list, struct waitvar_list);
+WAITVAR_IOCTL_FN(FEATURES, features, struct waitvar_features);
 
 /* Every command, by _IOC_NR(). */
 static const struct waitvar_ioctl_desc waitvar_ioctls[] = {
-	WAITVAR_IOCTL_DEF(CREATE, create, .undo = waitvar_fn_create_undo),
+	WAITVAR_IOCTL_DEF(CREATE, create, .commit = waitvar_fn_create_commit,
+			  .undo = waitvar_fn_create_undo),
 	WAITVAR_IOCTL_DEF(DESTROY, destroy),
 	WAITVAR_IOCTL_DEF(GET, get),
 	WAITVAR_IOCTL_DEF(SET, set),
@@ -155,11 +167,64 @@ static const struct waitvar_ioctl_desc waitvar_ioctls[] = {
 	WAITVAR_IOCTL_DEF(WATCH, watch, .commit = waitvar_fn_watch_commit,
 			  .undo = waitvar_fn_watch_undo),
 	WAITVAR_IOCTL_DEF(STATS, stats),
-	WAITVAR_IOCTL_DEF(NAMED_CREATE, named_create, .undo = waitvar_fn_named_create_undo),
-	WAITVAR_IOCTL_DEF(NAMED_OPEN, named_open, .undo = waitvar_fn_named_open_undo),
+	WAITVAR_IOCTL_DEF(NAMED_CREATE, named_create, .commit = waitvar_fn_named_commit,
+			  .undo = waitvar_fn_named_create_undo),
+	WAITVAR_IOCTL_DEF(NAMED_OPEN, named_open, .commit = waitvar_fn_named_commit,
+			  .undo = waitvar_fn_named_open_undo),
 	WAITVAR_IOCTL_DEF(NAMED_REMOVE, named_remove),
 	WAITVAR_IOCTL_DEF(LIST, list),
+	WAITVAR_IOCTL_DEF(FEATURES, features),
 };
+
+#define WAITVAR_BIT_MASK(n)	((u32)(BIT_ULL(n) - 1))
+
+/* What this build takes: every bit is one the code checks for. */
+static long waitvar_ioctl_features(struct waitvar_file *wf, struct waitvar_features *arg)
+{
+	unsigned int i;
+
+	if (memchr_inv(arg, 0, sizeof(*arg)))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(waitvar_ioctls); i++)
+		if (waitvar_ioctls[i].func)
+			arg->commands |= BIT_ULL(i);
+	arg->create_flags = WAITVAR_CREATE_LOCKS;
+	arg->wait_flags = WAITVAR_WAIT_FLAGS;
+	arg->wake_flags = WAITVAR_WAKE_FLAGS;
+	arg->add_flags = WAITVAR_ADD_FLAGS;
+	arg->ops = WAITVAR_BIT_MASK(WAITVAR_OP_COUNT);
+	arg->modes = WAITVAR_BIT_MASK(WAITVAR_MODE_COUNT);
+	arg->semantics = WAITVAR_SEM_NAMES_USERNS | WAITVAR_SEM_FREEZABLE |
+			 WAITVAR_SEM_OWNER_REMOVES | WAITVAR_SEM_BUCKET_PRIVILEGED;
+	if (IS_ENABLED(CONFIG_WAITVAR_TEST_HOOKS))
+		arg->semantics |= WAITVAR_SEM_TEST_HOOKS;
+	arg->waitv_max = WAITVAR_WAITV_MAX;
+	arg->max_vars_per_file = waitvar_max_vars_per_file();
+	arg->max_user_vars = waitvar_user_limit(WAITVAR_CHARGE_VARS);
+	arg->max_user_waiters = waitvar_user_limit(WAITVAR_CHARGE_WAITERS);
+	arg->max_user_names = waitvar_user_limit(WAITVAR_CHARGE_NAMES);
+	arg->max_named_vars = waitvar_max_named_vars();
+	arg->max_uninterruptible_ms = waitvar_max_uninterruptible_ms();
+	return 0;
+}
+
+#ifdef CONFIG_WAITVAR_TEST_HOOKS
+static unsigned int test_copyout_delay_ms;
+module_param(test_copyout_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_copyout_delay_ms,
+		 "Test builds: sleep this long before a made id or fd is copied out");
+
+/* Widens the window between making something and handing it out. */
+static void waitvar_test_copyout_delay(void)
+{
+	unsigned int ms = min(READ_ONCE(test_copyout_delay_ms), 10000U);
+
+	if (ms)
+		msleep(ms);
+}
+#else
+static inline void waitvar_test_copyout_delay(void) { }
+#endif
 
 static long waitvar_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long uarg)
@@ -183,6 +248,8 @@ static long waitvar_ioctl(struct file *file, unsigned int cmd,
 	ret = desc->func(wf, &arg, &call);
 	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
 		return ret;
+	if (desc->undo)
+		waitvar_test_copyout_delay();
 	if (copy_to_user(up, &arg, _IOC_SIZE(cmd))) {
 		/* Nothing userspace cannot name may stay behind. */
 		if (desc->undo)
@@ -201,6 +268,11 @@ static int waitvar_open(struct inode *inode, struct file *file)
 	wf = kzalloc(sizeof(*wf), GFP_KERNEL_ACCOUNT);
 	if (!wf)
 		return -ENOMEM;
+	wf->user = waitvar_user_get(current_uid());
+	if (!wf->user) {
+		kfree(wf);
+		return -ENOMEM;
+	}
 	xa_init_flags(&wf->vars, XA_FLAGS_ALLOC1);
 	wf->owner = task_tgid_vnr(current);
 	waitvar_debugfs_add(wf);
@@ -223,6 +295,7 @@ static int waitvar_release(struct inode *inode, struct file *file)
 	xa_for_each(&wf->vars, id, var)
 		waitvar_detach(wf, id);
 	xa_destroy(&wf->vars);
+	waitvar_user_put(wf->user);
 	kfree(wf);
 	return 0;
 }

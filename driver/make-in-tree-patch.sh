@@ -14,7 +14,8 @@ set -euo pipefail
 TREE=$1 OUT=$2
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BASE_FILES=(drivers/misc/Kconfig drivers/misc/Makefile
-	Documentation/misc-devices/index.rst MAINTAINERS)
+	Documentation/misc-devices/index.rst MAINTAINERS
+	Documentation/userspace-api/ioctl/ioctl-number.rst)
 
 for f in "${BASE_FILES[@]}"; do
 	[ -f "$TREE/$f" ] || { echo "${0##*/}: $TREE/$f is missing" >&2; exit 1; }
@@ -65,6 +66,15 @@ edit(f"{work}/drivers/misc/Makefile", "obj-$(CONFIG_VCPU_STALL_DETECTOR)\t+= vcp
      "obj-$(CONFIG_WAITVAR)\t\t+= waitvar/\n", before=False)
 edit(f"{work}/Documentation/misc-devices/index.rst", "   uacce\n", "   waitvar\n",
      before=False)
+# The ioctl magic, registered before 0xC0's entries, in the table's own
+# column widths (they differ between trees).
+numbers = f"{work}/Documentation/userspace-api/ioctl/ioctl-number.rst"
+with open(numbers) as f:
+    rule = next(l for l in f if l.startswith("====  ====="))
+cols = [i for i in range(1, len(rule)) if rule[i] == "=" and rule[i - 1] == " "]
+entry = ("0xBD".ljust(cols[0]) + "00-1F".ljust(cols[1] - cols[0]) +
+         "uapi/linux/waitvar.h".ljust(cols[2] - cols[1]) + "/dev/waitvar\n")
+edit(numbers, "0xC0  00-0F  linux/usb/iowarrior.h\n", entry)
 edit(f"{work}/MAINTAINERS", "WAIT_VAR_EVENT() KUNIT TESTS\n", '''\
 WAITVAR MISC DEVICE
 M:	waitvar <waitvar@example.org>
@@ -95,8 +105,16 @@ the usual update-and-wake patterns, wake a given number of waiters or
 only those whose condition holds, and watch a condition with poll().
 Per-variable counters (waits, wakes, wakeups, spurious wakeups,
 timeouts, signals, the hashed bucket used) come from an ioctl and from
-debugfs.  Named variables, with an owner, a group and a mode, let
-unrelated processes share one.
+debugfs.  Named variables, with an owner, a group and a mode, scoped by
+user namespace, let unrelated processes share one.
+
+The hashed wait table is shared with every wait_on_bit() user in the
+kernel, so what userspace may put on it is bounded: per-user limits on
+variables, names and queued waiters in the manner of epoll's
+max_user_watches, a cap on uninterruptible waits well below the hung-task
+timeout, freezable sleeps, and the bucket shown only to CAP_SYSLOG.  A
+FEATURES command tells userspace what the running driver has.  The ioctl
+magic 0xBD is registered in ioctl-number.rst.
 
 The driver is drivers/misc/waitvar/: internal.h states the reference,
 lock-order and memory-ordering rules once, and each .c file holds one

@@ -2,22 +2,33 @@
 /*
  * /dev/waitvar named variables: they belong to no file but to the names
  * list, which holds a reference on each; any file may attach one under an
- * id of its own, as the owner, group and mode allow.  Rules: internal.h.
+ * id of its own, as the owner, group and mode allow.  A name lives in the
+ * user namespace it was made in: the variable holds a reference on that
+ * namespace (get_user_ns()), and lookups and LIST see only the caller's.
+ * Rules: internal.h.
  */
 #include <linux/cred.h>
 #include <linux/ctype.h>
 #include <linux/fs.h>
 #include <linux/lockdep.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "internal.h"
 
-static unsigned int max_named_vars = 256;
+static unsigned int max_named_vars = 1024;
 module_param(max_named_vars, uint, 0644);
-MODULE_PARM_DESC(max_named_vars, "Most named variables the device may hold");
+MODULE_PARM_DESC(max_named_vars, "Most named variables one user namespace may hold");
+
+unsigned int waitvar_max_named_vars(void)
+{
+	return READ_ONCE(max_named_vars);
+}
 
 static DEFINE_MUTEX(waitvar_names_lock);	/* protects the two below */
 static LIST_HEAD(waitvar_names);
@@ -36,15 +47,22 @@ static bool waitvar_name_ok(const char *name)
 	return true;
 }
 
-static struct waitvar_var *waitvar_find_name(const char *name)
+/* The variable named @name in the caller's user namespace, or NULL. */
+static struct waitvar_var *waitvar_find_name(const char *name, unsigned int *in_ns)
 {
-	struct waitvar_var *var;
+	struct user_namespace *ns = current_user_ns();
+	struct waitvar_var *var, *found = NULL;
 
 	lockdep_assert_held(&waitvar_names_lock);
-	list_for_each_entry(var, &waitvar_names, name_node)
+	*in_ns = 0;
+	list_for_each_entry(var, &waitvar_names, name_node) {
+		if (var->user_ns != ns)
+			continue;
+		++*in_ns;
 		if (!strcmp(var->name, name))
-			return var;
-	return NULL;
+			found = var;
+	}
+	return found;
 }
 
 /* Takes @var off the names: it dies, its waiters see -EIDRM. */
@@ -53,96 +71,143 @@ static void waitvar_unlink(struct waitvar_var *var)
 	lockdep_assert_held(&waitvar_names_lock);
 	list_del_init(&var->name_node);
 	waitvar_nr_named--;
+	waitvar_uncharge(var->owner, WAITVAR_CHARGE_NAMES, 1);
 	waitvar_var_end(var);
 	waitvar_var_put(var);
 }
 
-long waitvar_ioctl_named_create(struct waitvar_file *wf, struct waitvar_named *arg)
+/* A new named variable, not yet published nor charged its name. */
+static struct waitvar_var *waitvar_named_new(struct waitvar_file *wf, struct waitvar_named *arg)
 {
 	struct waitvar_var *var;
+
+	var = waitvar_var_new(wf->user, arg->value, arg->flags);
+	if (IS_ERR(var))
+		return var;
+	var->named = true;
+	var->uid = current_fsuid();
+	var->gid = current_fsgid();
+	var->mode = arg->mode;
+	var->user_ns = get_user_ns(current_user_ns());
+	strscpy(var->name, arg->name, sizeof(var->name));
+	return var;
+}
+
+long waitvar_ioctl_named_create(struct waitvar_file *wf, struct waitvar_named *arg,
+				struct waitvar_call *call)
+{
+	struct waitvar_var *var;
+	unsigned int in_ns;
 	int ret;
 
 	if (waitvar_create_flags_bad(arg->flags) || (arg->mode & ~0777U) || arg->id ||
 	    arg->reserved || !waitvar_name_ok(arg->name))
 		return -EINVAL;
-	var = waitvar_var_new(arg->value, arg->flags);
-	if (!var)
-		return -ENOMEM;
-	var->named = true;
-	var->uid = current_fsuid();
-	var->gid = current_fsgid();
-	var->mode = arg->mode;
-	strscpy(var->name, arg->name, sizeof(var->name));
+	var = waitvar_named_new(wf, arg);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
+	/* Allocations happen before the names lock: none may stall it. */
+	ret = waitvar_reserve(wf, &arg->id);
+	if (ret) {
+		waitvar_var_put(var);
+		return ret;
+	}
 
 	mutex_lock(&waitvar_names_lock);
-	if (waitvar_find_name(arg->name))
+	if (waitvar_find_name(arg->name, &in_ns))
 		ret = -EEXIST;
-	else if (waitvar_nr_named >= READ_ONCE(max_named_vars))
+	else if (in_ns >= READ_ONCE(max_named_vars))
 		ret = -ENOSPC;
 	else
-		ret = waitvar_attach(wf, var, &arg->id);
+		ret = waitvar_charge(wf->user, WAITVAR_CHARGE_NAMES, 1);
 	if (!ret) {
-		/* The names' reference is the one waitvar_var_new() returned. */
+		/* The names hold one reference, the call the other. */
+		kref_get(&var->ref);
 		list_add_tail(&var->name_node, &waitvar_names);
 		waitvar_nr_named++;
+		call->var = var;
 	}
 	mutex_unlock(&waitvar_names_lock);
-	if (ret)
+	if (ret) {
+		waitvar_unreserve(wf, arg->id, call);
 		waitvar_var_put(var);
+	}
 	return ret;
 }
 
+/* NAMED_CREATE and NAMED_OPEN: the id reached userspace. */
+void waitvar_ioctl_named_commit(struct waitvar_file *wf, struct waitvar_named *arg,
+				struct waitvar_call *call)
+{
+	waitvar_publish(wf, arg->id, call);
+}
+
+/*
+ * The id did not reach userspace: take away the name this call made, if
+ * nobody removed it meanwhile, and only that variable, never by its id.
+ */
 void waitvar_ioctl_named_create_undo(struct waitvar_file *wf, struct waitvar_named *arg,
 				     struct waitvar_call *call)
 {
-	struct waitvar_var *var = xa_load(&wf->vars, arg->id);
-
+	/* The names' reference keeps it while it is listed. */
 	mutex_lock(&waitvar_names_lock);
-	if (var && !list_empty(&var->name_node))
-		waitvar_unlink(var);
+	if (!list_empty(&call->var->name_node))
+		waitvar_unlink(call->var);
 	mutex_unlock(&waitvar_names_lock);
-	waitvar_detach(wf, arg->id);
+	waitvar_unreserve(wf, arg->id, call);
 }
 
-long waitvar_ioctl_named_open(struct waitvar_file *wf, struct waitvar_named *arg)
+long waitvar_ioctl_named_open(struct waitvar_file *wf, struct waitvar_named *arg,
+			      struct waitvar_call *call)
 {
 	struct waitvar_var *var;
+	unsigned int in_ns;
 	int ret;
 
 	if (arg->flags || arg->mode || arg->value || arg->id || arg->reserved ||
 	    !waitvar_name_ok(arg->name))
 		return -EINVAL;
+	ret = waitvar_reserve(wf, &arg->id);
+	if (ret)
+		return ret;
 	mutex_lock(&waitvar_names_lock);
-	var = waitvar_find_name(arg->name);
-	if (!var)
+	var = waitvar_find_name(arg->name, &in_ns);
+	if (!var) {
 		ret = -ENOENT;
-	else if (!waitvar_permitted(var, MAY_READ))
+	} else if (!waitvar_permitted(var, MAY_READ)) {
 		ret = -EACCES;
-	else
-		ret = waitvar_attach(wf, var, &arg->id);
+	} else {
+		kref_get(&var->ref);
+		call->var = var;
+	}
 	mutex_unlock(&waitvar_names_lock);
+	if (ret)
+		waitvar_unreserve(wf, arg->id, call);
 	return ret;
 }
 
+/* The id did not reach userspace: the variable lives on, unattached. */
 void waitvar_ioctl_named_open_undo(struct waitvar_file *wf, struct waitvar_named *arg,
 				   struct waitvar_call *call)
 {
-	waitvar_detach(wf, arg->id);
+	waitvar_unreserve(wf, arg->id, call);
 }
 
 long waitvar_ioctl_named_remove(struct waitvar_file *wf, struct waitvar_named *arg)
 {
 	struct waitvar_var *var;
+	unsigned int in_ns;
 	int ret = 0;
 
 	if (arg->flags || arg->mode || arg->value || arg->id || arg->reserved ||
 	    !waitvar_name_ok(arg->name))
 		return -EINVAL;
 	mutex_lock(&waitvar_names_lock);
-	var = waitvar_find_name(arg->name);
+	var = waitvar_find_name(arg->name, &in_ns);
 	if (!var)
 		ret = -ENOENT;
-	else if (!waitvar_permitted(var, MAY_WRITE))
+	/* Its owner may always remove it, whatever mode it gave it. */
+	else if (!uid_eq(current_fsuid(), var->uid) && !waitvar_permitted(var, MAY_WRITE))
 		ret = -EACCES;
 	else
 		waitvar_unlink(var);
@@ -150,32 +215,48 @@ long waitvar_ioctl_named_remove(struct waitvar_file *wf, struct waitvar_named *a
 	return ret;
 }
 
+/*
+ * The names are gathered under the lock into a kernel buffer and copied out
+ * after it: a buffer that faults slowly (FUSE, userfaultfd) must not hold up
+ * every other named-variable command.
+ */
 long waitvar_ioctl_list(struct waitvar_file *wf, struct waitvar_list *arg)
 {
-	char __user *buf = u64_to_user_ptr(arg->names);
-	struct waitvar_var *var;
+	struct user_namespace *ns = current_user_ns();
 	u32 used = 0, needed = 0, count = 0;
+	struct waitvar_var *var;
+	size_t room;
+	char *buf;
 	int ret = 0;
 
 	if (arg->flags || arg->count || arg->needed)
 		return -EINVAL;
+	/*
+	 * Room for what there is now, allocated (and charged to the caller)
+	 * before the lock; names made meanwhile may not fit, as if made after.
+	 */
+	room = min_t(size_t, arg->size,
+		     (size_t)READ_ONCE(waitvar_nr_named) * WAITVAR_NAME_MAX);
+	buf = kvmalloc(max_t(size_t, room, 1), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return -ENOMEM;
 	mutex_lock(&waitvar_names_lock);
 	list_for_each_entry(var, &waitvar_names, name_node) {
 		u32 len = strlen(var->name) + 1;
 
-		if (!waitvar_permitted(var, MAY_READ))
+		if (var->user_ns != ns || !waitvar_permitted(var, MAY_READ))
 			continue;
 		needed += len;
-		if (used + len > arg->size)
+		if (used + len > room)
 			continue;
-		if (copy_to_user(buf + used, var->name, len)) {
-			ret = -EFAULT;
-			break;
-		}
+		memcpy(buf + used, var->name, len);
 		used += len;
 		count++;
 	}
 	mutex_unlock(&waitvar_names_lock);
+	if (copy_to_user(u64_to_user_ptr(arg->names), buf, used))
+		ret = -EFAULT;
+	kvfree(buf);
 	arg->count = count;
 	arg->needed = needed;
 	return ret;
@@ -189,9 +270,11 @@ void waitvar_named_show(struct seq_file *m)
 	mutex_lock(&waitvar_names_lock);
 	seq_printf(m, "named %u\n", waitvar_nr_named);
 	list_for_each_entry(var, &waitvar_names, name_node)
-		seq_printf(m, "  %s uid %u gid %u mode %04o value %llu waiters %u\n", var->name,
-			   from_kuid(&init_user_ns, var->uid), from_kgid(&init_user_ns, var->gid),
-			   var->mode, (u64)atomic64_read(&var->value), READ_ONCE(var->nr_waiters));
+		seq_printf(m, "  %s uid %u gid %u mode %04o value %llu waiters %u userns %u\n",
+			   var->name, from_kuid(&init_user_ns, var->uid),
+			   from_kgid(&init_user_ns, var->gid), var->mode,
+			   (u64)atomic64_read(&var->value), READ_ONCE(var->nr_waiters),
+			   var->user_ns->ns.inum);
 	mutex_unlock(&waitvar_names_lock);
 }
 

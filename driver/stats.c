@@ -4,11 +4,15 @@
  * summary of every open file and one file<N> per open file.  Rules:
  * internal.h.
  */
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/seq_file.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+#include <linux/user_namespace.h>
 #include <linux/wait_bit.h>
 
 #include "internal.h"
@@ -23,14 +27,20 @@ long waitvar_ioctl_stats(struct waitvar_file *wf, struct waitvar_stats *arg)
 	struct waitvar_counters *c;
 	struct waitvar_var *var;
 
-	if (arg->flags)
+	/* Every field after flags is out only. */
+	if (arg->flags || memchr_inv(&arg->waiters, 0, sizeof(*arg) -
+				     offsetof(struct waitvar_stats, waiters)))
 		return -EINVAL;
 	var = waitvar_var_lookup(wf, arg->id, MAY_READ);
 	if (IS_ERR(var))
 		return PTR_ERR(var);
 	c = &var->stats;
 	arg->waiters = READ_ONCE(var->nr_waiters);
-	arg->bucket = var_waitqueue_index(&var->value);
+	/* Bits of a hash of a kernel address: as %pK shows them. */
+	if (ns_capable_noaudit(&init_user_ns, CAP_SYSLOG))
+		arg->bucket = var_waitqueue_index(&var->value);
+	else
+		arg->bucket = WAITVAR_BUCKET_HIDDEN;
 	arg->waits = atomic64_read(&c->waits);
 	arg->wakes = atomic64_read(&c->wakes);
 	arg->woken = atomic64_read(&c->woken);

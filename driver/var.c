@@ -10,6 +10,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/user_namespace.h>
 #include <linux/wait_bit.h>
 
 #include "internal.h"
@@ -18,7 +19,10 @@ static unsigned int max_vars_per_file = 1024;
 module_param(max_vars_per_file, uint, 0644);
 MODULE_PARM_DESC(max_vars_per_file, "Most variables one open file may hold");
 
-#define WAITVAR_CREATE_LOCKS	(WAITVAR_CREATE_SPINLOCK | WAITVAR_CREATE_MUTEX)
+unsigned int waitvar_max_vars_per_file(void)
+{
+	return READ_ONCE(max_vars_per_file);
+}
 
 bool waitvar_create_flags_bad(u32 flags)
 {
@@ -26,13 +30,24 @@ bool waitvar_create_flags_bad(u32 flags)
 	       (flags & WAITVAR_CREATE_LOCKS) == WAITVAR_CREATE_LOCKS;
 }
 
-/* A new variable, charged to the caller's memory cgroup. */
-struct waitvar_var *waitvar_var_new(u64 value, u32 flags)
+/*
+ * A new variable, charged to the caller's memory cgroup and to @owner's
+ * max_user_vars: -ENOSPC, -ENOMEM.
+ */
+struct waitvar_var *waitvar_var_new(struct waitvar_user *owner, u64 value, u32 flags)
 {
-	struct waitvar_var *var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
+	struct waitvar_var *var;
+	int ret;
 
-	if (!var)
-		return NULL;
+	ret = waitvar_charge(owner, WAITVAR_CHARGE_VARS, 1);
+	if (ret)
+		return ERR_PTR(ret);
+	var = kzalloc(sizeof(*var), GFP_KERNEL_ACCOUNT);
+	if (!var) {
+		waitvar_uncharge(owner, WAITVAR_CHARGE_VARS, 1);
+		return ERR_PTR(-ENOMEM);
+	}
+	var->owner = waitvar_user_hold(owner);
 	atomic64_set(&var->value, value);
 	if (flags & WAITVAR_CREATE_SPINLOCK)
 		var->lock_kind = WAITVAR_LOCK_SPIN;
@@ -51,6 +66,10 @@ static void waitvar_var_free(struct kref *ref)
 {
 	struct waitvar_var *var = container_of(ref, struct waitvar_var, ref);
 
+	if (var->user_ns)
+		put_user_ns(var->user_ns);
+	waitvar_uncharge(var->owner, WAITVAR_CHARGE_VARS, 1);
+	waitvar_user_put(var->owner);
 	mutex_destroy(&var->mutex);
 	kfree_rcu(var, rcu);
 }
@@ -83,7 +102,7 @@ bool waitvar_permitted(struct waitvar_var *var, int may)
 		mode >>= 3;
 	if ((mode & may & 7) == may)
 		return true;
-	return capable(CAP_DAC_OVERRIDE);
+	return ns_capable(var->user_ns, CAP_DAC_OVERRIDE);
 }
 
 /* The variable @id of @wf, if the caller may access it as @may asks. */
@@ -100,19 +119,32 @@ struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may)
 	return var;
 }
 
-/* Puts @var in @wf's table with a reference of its own; returns the id. */
-int waitvar_attach(struct waitvar_file *wf, struct waitvar_var *var, u32 *id)
+/*
+ * Reserves an id of @wf: nobody can see or take it until waitvar_publish()
+ * stores the call's variable in it or waitvar_unreserve() gives it back.
+ */
+int waitvar_reserve(struct waitvar_file *wf, u32 *id)
 {
 	int ret;
 
-	kref_get(&var->ref);
-	ret = xa_alloc(&wf->vars, id, var, XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
+	ret = xa_alloc(&wf->vars, id, NULL, XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
 		       GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		waitvar_var_put(var);
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
-	return 0;
+	return ret == -EBUSY ? -ENOSPC : ret;
+}
+
+/* The id reached userspace: the call's reference becomes the file's. */
+void waitvar_publish(struct waitvar_file *wf, u32 id, struct waitvar_call *call)
+{
+	/* Fills a reserved slot: no allocation, so no failure. */
+	WARN_ON_ONCE(xa_is_err(xa_store(&wf->vars, id, call->var, GFP_KERNEL)));
+}
+
+/* The id did not reach userspace, or the call failed: only its own slot goes. */
+void waitvar_unreserve(struct waitvar_file *wf, u32 id, struct waitvar_call *call)
+{
+	xa_release(&wf->vars, id);
+	if (call->var)
+		waitvar_var_put(call->var);
 }
 
 /* Ends a variable: every waiter sees -EIDRM, exclusive ones included. */
@@ -124,11 +156,19 @@ void waitvar_var_end(struct waitvar_var *var)
 	wake_up_var_all(&var->value);
 }
 
-/* Drops @id from @wf: a variable of the file dies, a named one lives on. */
+/*
+ * Drops @id from @wf: a variable of the file dies, a named one lives on.
+ * A reserved id loads as NULL and stays reserved.
+ */
 int waitvar_detach(struct waitvar_file *wf, u32 id)
 {
-	struct waitvar_var *var = xa_erase(&wf->vars, id);
+	struct waitvar_var *var;
 
+	xa_lock(&wf->vars);
+	var = xa_load(&wf->vars, id);
+	if (var)
+		__xa_erase(&wf->vars, id);
+	xa_unlock(&wf->vars);
 	if (!var)
 		return -ENOENT;
 	if (!var->named)
@@ -213,13 +253,19 @@ static void waitvar_unlock(struct waitvar_var *var)
 
 /*
  * Wakes the waiters after an update, called with the variable's lock held
- * if it has one: the lock then orders the update before the wake.  An
- * unlocked variable's update was a plain store or a value-returning atomic;
- * the full barrier orders either before wake_up_var()'s lockless check.
+ * if it has one.  The update was a plain store or a value-returning atomic.
  */
 static void waitvar_wake(struct waitvar_var *var)
 {
 	atomic64_inc(&var->stats.wakes);
+	/*
+	 * Orders the update before the lockless waiter check in the wake,
+	 * pairing with the barrier a waiter has between queueing and its
+	 * test.  Under a lock it is needed too: WAITV and WATCH test a
+	 * lock-protected value without the lock, so the lock orders nothing
+	 * for them.
+	 */
+	smp_mb();
 	switch (var->lock_kind) {
 	case WAITVAR_LOCK_SPIN:
 		wake_up_var_locked(&var->value, &var->spin);
@@ -228,8 +274,6 @@ static void waitvar_wake(struct waitvar_var *var)
 		wake_up_var_locked(&var->value, &var->mutex);
 		break;
 	default:
-		/* Orders the update before wake_up_var()'s waiter check. */
-		smp_mb();
 		wake_up_var(&var->value);
 		break;
 	}
@@ -262,7 +306,7 @@ static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 				continue;
 			exclusive++;
 		}
-		WRITE_ONCE(w->kicked, true);
+		WRITE_ONCE(w->kicked, 1);
 		/* A listed task runs nothing but its wait: this ends that sleep. */
 		woken += wake_up_process(w->task);
 	}
@@ -270,25 +314,39 @@ static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 	return woken;
 }
 
-long waitvar_ioctl_create(struct waitvar_file *wf, struct waitvar_create *arg)
+long waitvar_ioctl_create(struct waitvar_file *wf, struct waitvar_create *arg,
+			  struct waitvar_call *call)
 {
 	struct waitvar_var *var;
 	int ret;
 
-	if (waitvar_create_flags_bad(arg->flags) || arg->reserved[0] || arg->reserved[1])
+	if (waitvar_create_flags_bad(arg->flags) || arg->id || arg->reserved[0] ||
+	    arg->reserved[1])
 		return -EINVAL;
-	var = waitvar_var_new(arg->value, arg->flags);
-	if (!var)
-		return -ENOMEM;
-	ret = waitvar_attach(wf, var, &arg->id);
-	waitvar_var_put(var);
-	return ret;
+	var = waitvar_var_new(wf->user, arg->value, arg->flags);
+	if (IS_ERR(var))
+		return PTR_ERR(var);
+	ret = waitvar_reserve(wf, &arg->id);
+	if (ret) {
+		waitvar_var_put(var);
+		return ret;
+	}
+	/* The call keeps the reference waitvar_var_new() returned. */
+	call->var = var;
+	return 0;
 }
 
+void waitvar_ioctl_create_commit(struct waitvar_file *wf, struct waitvar_create *arg,
+				 struct waitvar_call *call)
+{
+	waitvar_publish(wf, arg->id, call);
+}
+
+/* The variable was never seen: putting the reservation's reference frees it. */
 void waitvar_ioctl_create_undo(struct waitvar_file *wf, struct waitvar_create *arg,
 			       struct waitvar_call *call)
 {
-	waitvar_detach(wf, arg->id);
+	waitvar_unreserve(wf, arg->id, call);
 }
 
 long waitvar_ioctl_destroy(struct waitvar_file *wf, struct waitvar_id *arg)
@@ -302,7 +360,7 @@ long waitvar_ioctl_get(struct waitvar_file *wf, struct waitvar_value *arg)
 {
 	struct waitvar_var *var;
 
-	if (arg->flags)
+	if (arg->flags || arg->value)
 		return -EINVAL;
 	var = waitvar_var_lookup(wf, arg->id, MAY_READ);
 	if (IS_ERR(var))
@@ -356,7 +414,7 @@ static void waitvar_do_add(struct waitvar_var *var, void *data)
 
 long waitvar_ioctl_add(struct waitvar_file *wf, struct waitvar_add *arg)
 {
-	if (arg->flags & ~WAITVAR_ADD_WAKE)
+	if ((arg->flags & ~WAITVAR_ADD_FLAGS) || arg->value)
 		return -EINVAL;
 	return waitvar_update(wf, arg->id, waitvar_do_add, arg);
 }
@@ -372,7 +430,7 @@ static void waitvar_do_dec_and_wake(struct waitvar_var *var, void *data)
 
 long waitvar_ioctl_dec_and_wake(struct waitvar_file *wf, struct waitvar_value *arg)
 {
-	if (arg->flags)
+	if (arg->flags || arg->value)
 		return -EINVAL;
 	return waitvar_update(wf, arg->id, waitvar_do_dec_and_wake, arg);
 }
@@ -388,7 +446,7 @@ static void waitvar_do_cmpxchg(struct waitvar_var *var, void *data)
 
 long waitvar_ioctl_cmpxchg(struct waitvar_file *wf, struct waitvar_cmpxchg *arg)
 {
-	if (arg->flags)
+	if (arg->flags || arg->prev)
 		return -EINVAL;
 	return waitvar_update(wf, arg->id, waitvar_do_cmpxchg, arg);
 }
@@ -410,7 +468,7 @@ long waitvar_ioctl_wake_nr(struct waitvar_file *wf, struct waitvar_wake_nr *arg)
 	struct waitvar_var *var;
 	int woken;
 
-	if ((arg->flags & ~WAITVAR_WAKE_FILTER) || arg->nr > INT_MAX)
+	if ((arg->flags & ~WAITVAR_WAKE_FLAGS) || arg->nr > INT_MAX || arg->woken)
 		return -EINVAL;
 	var = waitvar_var_lookup(wf, arg->id, MAY_WRITE);
 	if (IS_ERR(var))

@@ -11,6 +11,7 @@
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -19,9 +20,15 @@
 
 #include "internal.h"
 
-#define WAITVAR_WAIT_TIMEOUTS	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_ABS_MONOTONIC | \
-				 WAITVAR_WAIT_ABS_REALTIME)
-#define WAITVAR_WAIT_FLAGS	(WAITVAR_WAIT_TIMEOUTS | WAITVAR_WAIT_EXCLUSIVE)
+static unsigned int max_uninterruptible_ms = 10000;
+module_param(max_uninterruptible_ms, uint, 0644);
+MODULE_PARM_DESC(max_uninterruptible_ms,
+		 "Longest IO or UNINTERRUPTIBLE wait, in ms; keep it well below the hung-task timeout");
+
+unsigned int waitvar_max_uninterruptible_ms(void)
+{
+	return READ_ONCE(max_uninterruptible_ms);
+}
 
 /* The end of every wait: destroyed, or op holds for the value. */
 static bool waitvar_test(struct waitvar_waiter *w)
@@ -56,6 +63,7 @@ static bool waitvar_done(struct waitvar_waiter *w)
 struct waitvar_timeout {
 	bool timed;		/* false: no timeout */
 	bool restart;		/* a signal may restart the call */
+	u64 ns;			/* from now, on CLOCK_MONOTONIC */
 	long jiffies;
 };
 
@@ -82,38 +90,53 @@ static int waitvar_parse_timeout(u32 flags, u64 timeout_ns, struct waitvar_timeo
 
 	*t = (struct waitvar_timeout){ .restart = true };
 	if (!kind)
-		return 0;
+		return timeout_ns ? -EINVAL : 0;
 	if (hweight32(kind) > 1)
 		return -EINVAL;
 	t->timed = true;
 	if (kind == WAITVAR_WAIT_TIMEOUT) {
 		t->restart = false;
-		t->jiffies = waitvar_ns_to_jiffies(timeout_ns);
-		return 0;
+		t->ns = timeout_ns;
+	} else {
+		now = kind == WAITVAR_WAIT_ABS_MONOTONIC ? ktime_get_ns() : ktime_get_real_ns();
+		t->ns = timeout_ns > now ? timeout_ns - now : 0;
 	}
-	now = kind == WAITVAR_WAIT_ABS_MONOTONIC ? ktime_get_ns() : ktime_get_real_ns();
-	t->jiffies = waitvar_ns_to_jiffies(timeout_ns > now ? timeout_ns - now : 0);
+	t->jiffies = waitvar_ns_to_jiffies(t->ns);
 	return 0;
 }
 
+/*
+ * No signal ends an IO or UNINTERRUPTIBLE wait, so it needs a timeout, and
+ * one well below the hung-task detector's: the time left, whatever clock a
+ * deadline named, is what the task will sleep.
+ */
 static int waitvar_check_mode(u32 mode, const struct waitvar_timeout *t)
 {
 	if (mode >= WAITVAR_MODE_COUNT)
 		return -EINVAL;
-	if ((mode == WAITVAR_MODE_IO || mode == WAITVAR_MODE_UNINTERRUPTIBLE) && !t->timed)
-		return -EINVAL;
+	if (mode == WAITVAR_MODE_IO || mode == WAITVAR_MODE_UNINTERRUPTIBLE) {
+		if (!t->timed)
+			return -EINVAL;
+		if (t->ns > (u64)READ_ONCE(max_uninterruptible_ms) * NSEC_PER_MSEC)
+			return -EINVAL;
+	}
 	return 0;
 }
 
+/*
+ * Every wait sleeps freezable: the cgroup freezer and suspend freeze the
+ * task where it sleeps, and the wait goes on when it is thawed.  Without
+ * it, a KILLABLE sleep could never be frozen.
+ */
 static unsigned int waitvar_mode_state(u32 mode)
 {
 	switch (mode) {
 	case WAITVAR_MODE_INTERRUPTIBLE:
-		return TASK_INTERRUPTIBLE;
+		return TASK_INTERRUPTIBLE | TASK_FREEZABLE;
 	case WAITVAR_MODE_KILLABLE:
-		return TASK_KILLABLE;
+		return TASK_KILLABLE | TASK_FREEZABLE;
 	default:
-		return TASK_UNINTERRUPTIBLE;
+		return TASK_UNINTERRUPTIBLE | TASK_FREEZABLE;
 	}
 }
 
@@ -175,41 +198,30 @@ static long waitvar_sleep_locked(struct waitvar_waiter *w, u32 mode,
 	return ret;
 }
 
-/* One wait_var_event() variant per mode, exclusivity and timeout. */
+/*
+ * The loop the wait_var_event() variants expand to (the series' form that
+ * tests once before queueing), with the state, the exclusivity and the
+ * sleep of the variant the mode and flags select, and TASK_FREEZABLE
+ * added: no variant takes a state to add it to.  The timed forms return as
+ * the _timeout variants do.
+ */
 static long waitvar_sleep(struct waitvar_waiter *w, u32 mode, const struct waitvar_timeout *t)
 {
+	unsigned int state = waitvar_mode_state(mode);
 	atomic64_t *v = &w->var->value;
 	long j = t->jiffies;
 
 	if (w->var->lock_kind != WAITVAR_LOCK_NONE)
 		return waitvar_sleep_locked(w, mode, t);
 
-	switch (mode) {
-	case WAITVAR_MODE_INTERRUPTIBLE:
-		if (!t->timed)
-			return w->exclusive ?
-			       wait_var_event_exclusive_interruptible(v, waitvar_done(w)) :
-			       wait_var_event_interruptible(v, waitvar_done(w));
-		return w->exclusive ?
-		       wait_var_event_exclusive_interruptible_timeout(v, waitvar_done(w), j) :
-		       wait_var_event_interruptible_timeout(v, waitvar_done(w), j);
-	case WAITVAR_MODE_KILLABLE:
-		if (!t->timed)
-			return w->exclusive ?
-			       wait_var_event_exclusive_killable(v, waitvar_done(w)) :
-			       wait_var_event_killable(v, waitvar_done(w));
-		return w->exclusive ?
-		       wait_var_event_exclusive_killable_timeout(v, waitvar_done(w), j) :
-		       wait_var_event_killable_timeout(v, waitvar_done(w), j);
-	case WAITVAR_MODE_IO:
-		return w->exclusive ?
-		       wait_var_event_exclusive_io_timeout(v, waitvar_done(w), j) :
-		       wait_var_event_io_timeout(v, waitvar_done(w), j);
-	default:
-		return w->exclusive ?
-		       wait_var_event_exclusive_timeout(v, waitvar_done(w), j) :
-		       wait_var_event_timeout(v, waitvar_done(w), j);
-	}
+	if (!t->timed)
+		return ___wait_var_event_fast(v, waitvar_done(w), state, w->exclusive, 0,
+					      schedule());
+	if (mode == WAITVAR_MODE_IO)
+		return ___wait_var_event_fast(v, ___wait_cond_timeout(waitvar_done(w)), state,
+					      w->exclusive, j, __ret = io_schedule_timeout(__ret));
+	return ___wait_var_event_fast(v, ___wait_cond_timeout(waitvar_done(w)), state,
+				      w->exclusive, j, __ret = schedule_timeout(__ret));
 }
 
 long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
@@ -218,7 +230,7 @@ long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 	struct waitvar_timeout t;
 	long ret;
 
-	if ((arg->flags & ~WAITVAR_WAIT_FLAGS) || arg->op >= WAITVAR_OP_COUNT)
+	if ((arg->flags & ~WAITVAR_WAIT_FLAGS) || arg->op >= WAITVAR_OP_COUNT || arg->value)
 		return -EINVAL;
 	ret = waitvar_parse_timeout(arg->flags, arg->timeout_ns, &t);
 	if (!ret)
@@ -234,6 +246,11 @@ long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 		waitvar_var_put(w.var);
 		return -EINVAL;
 	}
+	ret = waitvar_charge(wf->user, WAITVAR_CHARGE_WAITERS, 1);
+	if (ret) {
+		waitvar_var_put(w.var);
+		return ret;
+	}
 	w.op = arg->op;
 	w.operand = arg->operand;
 	w.task = current;
@@ -248,6 +265,7 @@ long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 		atomic64_dec(&w.var->stats.woken);
 		atomic64_dec(&w.var->stats.spurious);
 	}
+	waitvar_uncharge(wf->user, WAITVAR_CHARGE_WAITERS, 1);
 	waitvar_var_put(w.var);
 
 	if (ret)
@@ -263,6 +281,7 @@ struct waitvar_vwait {
 	struct waitvar_waiter w;
 	struct wait_bit_queue_entry wbq;
 	struct wait_queue_head *wq_head;
+	u32 queue;		/* the entry whose wbq is queued for this variable */
 	bool woken;
 };
 
@@ -278,10 +297,10 @@ static int waitvar_waitv_first(struct waitvar_vwait *vw, u32 count)
 }
 
 /*
- * The loop of ___wait_var_event() over several queues: queue on every
- * variable's hashed wait queue, test every condition, sleep, repeat.  A
- * wake of one variable removes only that entry (autoremove), so the loop
- * can tell which variables woke it.
+ * The loop of ___wait_var_event() over several queues: queue once on each
+ * distinct variable's hashed wait queue, test every condition, sleep,
+ * repeat.  A wake of one variable removes only its entry (autoremove), so
+ * the loop can tell which variables woke it.
  */
 static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 				const struct waitvar_timeout *t, int *index)
@@ -302,7 +321,9 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 		long intr = 0;
 
 		for (i = 0; i < count && !intr; i++)
-			intr = prepare_to_wait_event(vw[i].wq_head, &vw[i].wbq.wq_entry, state);
+			if (vw[i].queue == i)
+				intr = prepare_to_wait_event(vw[i].wq_head, &vw[i].wbq.wq_entry,
+							     state);
 		*index = waitvar_waitv_first(vw, count);
 		for (i = 0; slept && i < count; i++) {
 			if (!vw[i].woken)
@@ -326,14 +347,31 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 		else
 			left = schedule_timeout(left);
 		slept = true;
-		for (i = 0; i < count; i++)
-			vw[i].woken = list_empty_careful(&vw[i].wbq.wq_entry.entry) ||
-				      xchg(&vw[i].w.kicked, false);
+		for (i = 0; i < count; i++) {
+			/* Always take the kick, so none is left for a later round. */
+			bool kicked = xchg(&vw[i].w.kicked, 0);
+
+			vw[i].woken = kicked ||
+				      list_empty_careful(&vw[vw[i].queue].wbq.wq_entry.entry);
+		}
 	}
 	__set_current_state(TASK_RUNNING);
 	for (i = 0; i < count; i++)
-		finish_wait(vw[i].wq_head, &vw[i].wbq.wq_entry);
+		if (vw[i].queue == i)
+			finish_wait(vw[i].wq_head, &vw[i].wbq.wq_entry);
 	return ret;
+}
+
+/* Points each entry at the first entry on the same variable: they share its queue entry. */
+static void waitvar_waitv_share(struct waitvar_vwait *vw, u32 count)
+{
+	u32 i, j;
+
+	for (i = 0; i < count; i++) {
+		for (j = 0; j < i && vw[j].w.var != vw[i].w.var; j++)
+			;
+		vw[i].queue = j;
+	}
 }
 
 static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg,
@@ -359,6 +397,15 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 		vw[got].w.task = current;
 	}
 
+	/*
+	 * The shared table gets one entry per distinct variable; the charge
+	 * is per entry, since each is listed on its variable, where a
+	 * filtered wake walks them.
+	 */
+	waitvar_waitv_share(vw, got);
+	ret = waitvar_charge(wf->user, WAITVAR_CHARGE_WAITERS, got);
+	if (ret)
+		goto put;
 	for (i = 0; i < got; i++) {
 		atomic64_inc(&vw[i].w.var->stats.waits);
 		waitvar_list_waiter(&vw[i].w);
@@ -376,6 +423,7 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 		arg->index = index;
 		arg->value = vw[index].w.value;
 	}
+	waitvar_uncharge(wf->user, WAITVAR_CHARGE_WAITERS, got);
 put:
 	for (i = 0; i < got; i++)
 		waitvar_var_put(vw[i].w.var);
@@ -390,7 +438,7 @@ long waitvar_ioctl_waitv(struct waitvar_file *wf, struct waitvar_waitv *arg)
 	long ret;
 
 	if ((arg->flags & ~WAITVAR_WAIT_TIMEOUTS) || !arg->count ||
-	    arg->count > WAITVAR_WAITV_MAX)
+	    arg->count > WAITVAR_WAITV_MAX || arg->index || arg->value)
 		return -EINVAL;
 	ret = waitvar_parse_timeout(arg->flags, arg->timeout_ns, &t);
 	if (!ret)

@@ -21,11 +21,13 @@
  * @w: its condition, listed on the variable
  * @wbq: its entry on the variable's hashed wait queue; wakes @pollq
  * @pollq: where poll() and read() wait
+ * @user: charged one waiter until release, a reference held
  */
 struct waitvar_watch_file {
 	struct waitvar_waiter w;
 	struct wait_bit_queue_entry wbq;
 	wait_queue_head_t pollq;
+	struct waitvar_user *user;
 };
 
 /* @watch's condition holds: wake its poll() and read() waiters. */
@@ -105,6 +107,8 @@ static int waitvar_watch_release(struct inode *inode, struct file *file)
 	remove_wait_queue(__var_waitqueue(&var->value), &watch->wbq.wq_entry);
 	waitvar_unlist_waiter(&watch->w);
 	waitvar_var_put(var);
+	waitvar_uncharge(watch->user, WAITVAR_CHARGE_WAITERS, 1);
+	waitvar_user_put(watch->user);
 	kfree(watch);
 	return 0;
 }
@@ -124,17 +128,23 @@ long waitvar_ioctl_watch(struct waitvar_file *wf, struct waitvar_watch *arg,
 	struct file *file;
 	int fd;
 
-	if (arg->flags || arg->op >= WAITVAR_OP_COUNT)
+	if (arg->flags || arg->op >= WAITVAR_OP_COUNT || arg->fd)
 		return -EINVAL;
+	fd = waitvar_charge(wf->user, WAITVAR_CHARGE_WAITERS, 1);
+	if (fd)
+		return fd;
 	watch = kzalloc(sizeof(*watch), GFP_KERNEL_ACCOUNT);
-	if (!watch)
-		return -ENOMEM;
+	if (!watch) {
+		fd = -ENOMEM;
+		goto uncharge;
+	}
 	watch->w.var = waitvar_var_lookup(wf, arg->id, MAY_READ);
 	if (IS_ERR(watch->w.var)) {
 		fd = PTR_ERR(watch->w.var);
 		kfree(watch);
-		return fd;
+		goto uncharge;
 	}
+	watch->user = waitvar_user_hold(wf->user);
 	watch->w.op = arg->op;
 	watch->w.operand = arg->operand;
 	watch->w.watch = watch;
@@ -159,7 +169,10 @@ long waitvar_ioctl_watch(struct waitvar_file *wf, struct waitvar_watch *arg,
 	return 0;
 fail:
 	waitvar_var_put(watch->w.var);
+	waitvar_user_put(watch->user);
 	kfree(watch);
+uncharge:
+	waitvar_uncharge(wf->user, WAITVAR_CHARGE_WAITERS, 1);
 	return fd;
 }
 

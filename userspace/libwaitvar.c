@@ -14,6 +14,15 @@ static int call(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
+#define TIMEOUT_FLAGS \
+	(WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_ABS_MONOTONIC | WAITVAR_WAIT_ABS_REALTIME)
+
+/* A timeout goes to the driver only with a flag that uses it: 0 otherwise. */
+static uint64_t used_timeout(uint32_t flags, uint64_t timeout_ns)
+{
+	return flags & TIMEOUT_FLAGS ? timeout_ns : 0;
+}
+
 int waitvar_open(void)
 {
 	int fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
@@ -148,7 +157,7 @@ int waitvar_wait(int fd, uint32_t id, uint32_t op, uint64_t operand, uint32_t mo
 		 uint32_t flags, uint64_t timeout_ns, uint64_t *value)
 {
 	struct waitvar_wait arg = { .id = id, .op = op, .operand = operand, .mode = mode,
-				    .flags = flags, .timeout_ns = timeout_ns };
+				    .flags = flags, .timeout_ns = used_timeout(flags, timeout_ns) };
 	int ret = call(fd, WAITVAR_IOC_WAIT, &arg);
 
 	if (!ret && value)
@@ -160,7 +169,8 @@ int waitvar_waitv(int fd, const struct waitvar_waitv_entry *entries, uint32_t co
 		  uint32_t mode, uint32_t flags, uint64_t timeout_ns, uint64_t *value)
 {
 	struct waitvar_waitv arg = { .entries = (uintptr_t)entries, .count = count,
-				     .mode = mode, .flags = flags, .timeout_ns = timeout_ns };
+				     .mode = mode, .flags = flags,
+				     .timeout_ns = used_timeout(flags, timeout_ns) };
 	int ret = call(fd, WAITVAR_IOC_WAITV, &arg);
 
 	if (ret)
@@ -180,8 +190,16 @@ int waitvar_watch(int fd, uint32_t id, uint32_t op, uint64_t operand)
 
 int waitvar_stats(int fd, uint32_t id, struct waitvar_stats *stats)
 {
+	/* Every field but the id is out only: 0 on input. */
 	*stats = (struct waitvar_stats){ .id = id };
 	return call(fd, WAITVAR_IOC_STATS, stats);
+}
+
+int waitvar_features(int fd, struct waitvar_features *features)
+{
+	/* Every field is out only: 0 on input. */
+	*features = (struct waitvar_features){};
+	return call(fd, WAITVAR_IOC_FEATURES, features);
 }
 
 static const struct {

@@ -37,7 +37,8 @@ int waitvar_wake_nr(int fd, uint32_t id, uint32_t nr, uint32_t flags);
 
 /*
  * @flags: WAITVAR_WAIT_* bits; @timeout_ns is used with one of the timeout
- * bits.  @value (may be NULL) gets the value for which the condition held.
+ * bits and not passed on without one (the driver wants 0 there then).
+ * @value (may be NULL) gets the value for which the condition held.
  */
 int waitvar_wait(int fd, uint32_t id, uint32_t op, uint64_t operand, uint32_t mode,
 		 uint32_t flags, uint64_t timeout_ns, uint64_t *value);
@@ -47,6 +48,8 @@ int waitvar_waitv(int fd, const struct waitvar_waitv_entry *entries, uint32_t co
 /* Returns a descriptor that polls readable while the condition holds. */
 int waitvar_watch(int fd, uint32_t id, uint32_t op, uint64_t operand);
 int waitvar_stats(int fd, uint32_t id, struct waitvar_stats *stats);
+/* What the running driver has: commands, flags, limits, semantics. */
+int waitvar_features(int fd, struct waitvar_features *features);
 
 /* "eq", "ne", "lt", ... "lt_s", ... "any", "all", "none"; NULL if unknown. */
 const char *waitvar_op_name(uint32_t op);

@@ -2,14 +2,18 @@
 /*
  * Helpers shared by the /dev/waitvar test programs, which call libwaitvar
  * (one call per ioctl, 0 or -errno) directly: waiter threads whose sleep
- * can be observed, clocks, file and module-parameter access, and the
- * layout of the UAPI structures.
+ * can be observed, clocks, file and module-parameter access, child
+ * processes running as another user, read-only arguments, and the layout
+ * of the UAPI structures.
  */
 #ifndef WAITVAR_TEST_H
 #define WAITVAR_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -18,6 +22,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +43,7 @@ _Static_assert(sizeof(struct waitvar_watch) == 24, "waitvar_watch layout");
 _Static_assert(sizeof(struct waitvar_stats) == 64, "waitvar_stats layout");
 _Static_assert(sizeof(struct waitvar_named) == 88, "waitvar_named layout");
 _Static_assert(sizeof(struct waitvar_list) == 24, "waitvar_list layout");
+_Static_assert(sizeof(struct waitvar_features) == 96, "waitvar_features layout");
 
 #define NSEC_PER_MSEC 1000000LL
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -137,6 +144,330 @@ static inline int set_param(const char *name, unsigned int value)
 	snprintf(path, sizeof(path), WAITVAR_PARAMS "%s", name);
 	snprintf(buf, sizeof(buf), "%u", value);
 	return write_file(path, buf);
+}
+
+/* Module parameters a test changes, and their values before it did. */
+#define MAX_SAVED_PARAMS 8
+
+struct saved_params {
+	int nr;
+	struct {
+		char name[48];
+		unsigned int value;
+	} p[MAX_SAVED_PARAMS];
+};
+
+/*
+ * Sets parameter @name to @value, remembering the value it had the first
+ * time; returns 0 or -1.  params_restore() (in a fixture's teardown, so
+ * that it runs after a failed ASSERT too) puts the old values back.
+ */
+static inline int param_override(struct saved_params *s, const char *name, unsigned int value)
+{
+	unsigned int old;
+	int i;
+
+	for (i = 0; i < s->nr; i++)
+		if (!strcmp(s->p[i].name, name))
+			return set_param(name, value);
+	if (s->nr == MAX_SAVED_PARAMS || get_param(name, &old))
+		return -1;
+	snprintf(s->p[s->nr].name, sizeof(s->p[s->nr].name), "%s", name);
+	s->p[s->nr].value = old;
+	s->nr++;
+	return set_param(name, value);
+}
+
+/* Puts back what param_override() changed, last change first; 0 or -1. */
+static inline int params_restore(struct saved_params *s)
+{
+	int ret = 0;
+
+	while (s->nr > 0) {
+		s->nr--;
+		if (set_param(s->p[s->nr].name, s->p[s->nr].value))
+			ret = -1;
+	}
+	return ret;
+}
+
+/* True if the module has parameter @name (test-hook builds add some). */
+static inline bool has_param(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), WAITVAR_PARAMS "%s", name);
+	return access(path, F_OK) == 0;
+}
+
+/* FEATURES of a file of its own; all zero if the driver has no FEATURES. */
+static inline struct waitvar_features driver_features(void)
+{
+	struct waitvar_features f = {};
+	int fd = waitvar_open();
+
+	if (fd >= 0) {
+		if (waitvar_features(fd, &f))
+			f = (struct waitvar_features){};
+		close(fd);
+	}
+	return f;
+}
+
+/*
+ * @want_ns, or less if IO and UNINTERRUPTIBLE waits are capped below it
+ * (max_uninterruptible_ms): a long timeout for a wait the test ends itself.
+ */
+static inline long long uninterruptible_timeout_ns(long long want_ns)
+{
+	struct waitvar_features f = driver_features();
+	long long cap = f.max_uninterruptible_ms * NSEC_PER_MSEC;
+
+	return f.max_uninterruptible_ms && cap < want_ns ? cap : want_ns;
+}
+
+/* How many descriptors this process has open, or -1. */
+static inline int count_open_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *d;
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	/* The directory's own descriptor was open while it was read. */
+	return n - 1;
+}
+
+/*
+ * A copy of @len bytes of @arg in a page of its own that is then made
+ * read-only: the driver can read an argument there but not write its
+ * result back.  Returns NULL on failure; free it with ro_arg_free().
+ */
+static inline void *ro_arg(const void *arg, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (len > (size_t)page)
+		return NULL;
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, arg, len);
+	if (mprotect(p, page, PROT_READ)) {
+		munmap(p, page);
+		return NULL;
+	}
+	return p;
+}
+
+static inline void ro_arg_free(void *p)
+{
+	if (p)
+		munmap(p, sysconf(_SC_PAGESIZE));
+}
+
+/*
+ * A raw ioctl on a copy of @arg placed in a read-only page; returns 0 or
+ * -errno, and -ENOMEM if the page could not be made.
+ */
+static inline int ioctl_ro(int fd, unsigned long cmd, const void *arg, size_t len)
+{
+	void *p = ro_arg(arg, len);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = ioctl(fd, cmd, p) ? -errno : 0;
+	ro_arg_free(p);
+	return ret;
+}
+
+/* @prefix-@suffix into @buf, a name of this test ("" if it is too long). */
+static inline const char *test_name(char *buf, const char *prefix, const char *suffix)
+{
+	if (snprintf(buf, WAITVAR_NAME_MAX, "%s-%s", prefix, suffix) >= WAITVAR_NAME_MAX)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* How many times LIST shows @name, or -errno. */
+static inline int times_listed(int fd, const char *name)
+{
+	static char buf[65536];
+	uint32_t count = 0, needed = 0, i;
+	const char *p;
+	int ret, n = 0;
+
+	ret = waitvar_list(fd, buf, sizeof(buf), &count, &needed);
+	if (ret)
+		return ret;
+	for (i = 0, p = buf; i < count; i++, p += strlen(p) + 1)
+		n += !strcmp(p, name);
+	return n;
+}
+
+/* Removes every name of this user namespace that starts with @prefix. */
+static inline void remove_names_with_prefix(int fd, const char *prefix)
+{
+	static char buf[65536];
+	char names[64][WAITVAR_NAME_MAX];
+	uint32_t count = 0, needed = 0, i, n = 0;
+	const char *p;
+
+	if (waitvar_list(fd, buf, sizeof(buf), &count, &needed))
+		return;
+	for (i = 0, p = buf; i < count; i++, p += strlen(p) + 1)
+		if (!strncmp(p, prefix, strlen(prefix)) && strlen(p) < WAITVAR_NAME_MAX &&
+		    n < ARRAY_LEN(names))
+			memcpy(names[n++], p, strlen(p) + 1);
+	/* Root may remove any of them (CAP_DAC_OVERRIDE). */
+	for (i = 0; i < n; i++)
+		waitvar_named_remove(fd, names[i]);
+}
+
+/*
+ * Test code in a child process, which must not use the harness's ASSERTs
+ * (they would jump back into the parent's copy of the test): it reports
+ * what went wrong on stderr and returns 1, its exit status.
+ */
+#define CHILD_CHECK(cond, fmt, ...)						\
+do {										\
+	if (!(cond)) {								\
+		fprintf(stderr, "# %s:%d: child %d (uid %d): " fmt "\n",	\
+			__FILE__, __LINE__, getpid(), getuid(), ##__VA_ARGS__);\
+		return 1;							\
+	}									\
+} while (0)
+
+/* The uid of a child that keeps root's credentials. */
+#define AS_ROOT ((uid_t)-1)
+
+/*
+ * A child process, and a pipe each way to step it: each side writes one
+ * byte to say "go on" (peer_send()) and reads one to wait for it
+ * (peer_recv()).
+ */
+struct peer {
+	pid_t pid;	/* in the parent: the child; in the child: the parent */
+	int tx, rx;
+};
+
+static inline bool peer_send(struct peer *p)
+{
+	char c = 1;
+
+	return write(p->tx, &c, 1) == 1;
+}
+
+/* Waits up to 10 s for the other side's byte; false on timeout or EOF. */
+static inline bool peer_recv(struct peer *p)
+{
+	struct pollfd pfd = { .fd = p->rx, .events = POLLIN };
+	char c;
+
+	if (poll(&pfd, 1, 10000) != 1)
+		return false;
+	return read(p->rx, &c, 1) == 1;
+}
+
+/*
+ * Drops to @uid (and gid @uid, no supplementary groups) for good: real,
+ * effective and saved ids, so the capabilities go too.  Returns 0 or -1.
+ */
+static inline int drop_to_uid(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+		return -1;
+	return 0;
+}
+
+/*
+ * Forks a child that becomes @uid (AS_ROOT: stays as it is) and exits with
+ * @fn's return value; @fn gets the parent as its peer.  Returns 0 or -1.
+ */
+static inline int peer_start(struct peer *child, uid_t uid,
+			     int (*fn)(struct peer *parent, void *arg), void *arg)
+{
+	int up[2], down[2];
+
+	if (pipe2(up, O_CLOEXEC))
+		return -1;
+	if (pipe2(down, O_CLOEXEC)) {
+		close(up[0]);
+		close(up[1]);
+		return -1;
+	}
+	/* A byte for a peer that has gone must fail, not kill the writer. */
+	signal(SIGPIPE, SIG_IGN);
+	fflush(stdout);
+	fflush(stderr);
+	child->pid = fork();
+	if (child->pid < 0) {
+		close(up[0]);
+		close(up[1]);
+		close(down[0]);
+		close(down[1]);
+		return -1;
+	}
+	if (child->pid == 0) {
+		struct peer parent = { .pid = getppid(), .tx = up[1], .rx = down[0] };
+
+		close(up[0]);
+		close(down[1]);
+		if (uid != AS_ROOT && drop_to_uid(uid)) {
+			fprintf(stderr, "# child: cannot become uid %d: %s\n", uid,
+				strerror(errno));
+			_exit(100);
+		}
+		_exit(fn(&parent, arg));
+	}
+	close(up[1]);
+	close(down[0]);
+	child->tx = down[1];
+	child->rx = up[0];
+	return 0;
+}
+
+/*
+ * Reaps the child within @timeout_ms (then kills it); returns its exit
+ * status, 128 + the signal that ended it, or -1 if it had to be killed.
+ */
+static inline int peer_wait(struct peer *child, int timeout_ms)
+{
+	long long deadline = now_ns() + timeout_ms * NSEC_PER_MSEC;
+	int status = 0, ret = -1;
+	pid_t got;
+
+	close(child->tx);
+	close(child->rx);
+	child->tx = child->rx = -1;
+	while ((got = waitpid(child->pid, &status, WNOHANG)) == 0 && now_ns() < deadline)
+		usleep(10 * 1000);
+	if (got == 0) {
+		kill(child->pid, SIGKILL);
+		waitpid(child->pid, &status, 0);
+		fprintf(stderr, "# child %d killed after %d ms\n", child->pid, timeout_ms);
+	} else if (got == child->pid) {
+		ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+	child->pid = 0;
+	return ret;
+}
+
+/* Runs @fn in a child as @uid, to its end (60 s at most); its exit status. */
+static inline int run_as(uid_t uid, int (*fn)(struct peer *parent, void *arg), void *arg)
+{
+	struct peer child;
+
+	if (peer_start(&child, uid, fn, arg))
+		return -1;
+	return peer_wait(&child, 60000);
 }
 
 /* The state letter of a task in /proc/<pid>/task/<tid>/stat, or 0. */

@@ -194,7 +194,8 @@ TEST_F(update, bad_pointer_returns_efault)
 		WAITVAR_IOC_SET, WAITVAR_IOC_WAIT, WAITVAR_IOC_WAKE,
 		WAITVAR_IOC_WAKE_NR, WAITVAR_IOC_ADD, WAITVAR_IOC_DEC_AND_WAKE,
 		WAITVAR_IOC_CMPXCHG, WAITVAR_IOC_WAITV, WAITVAR_IOC_WATCH,
-		WAITVAR_IOC_STATS,
+		WAITVAR_IOC_STATS, WAITVAR_IOC_NAMED_CREATE, WAITVAR_IOC_NAMED_OPEN,
+		WAITVAR_IOC_NAMED_REMOVE, WAITVAR_IOC_LIST, WAITVAR_IOC_FEATURES,
 	};
 	long page = sysconf(_SC_PAGESIZE);
 	struct waitvar_value *ro;
@@ -220,13 +221,14 @@ TEST_F(update, bad_pointer_returns_efault)
 TEST_F(update, unknown_id_returns_enoent)
 {
 	static const uint32_t ids[] = { 0, 12345, UINT32_MAX };
-	struct waitvar_watch watch = {};
+	struct waitvar_watch watch;
 	struct waitvar_stats st;
 	uint64_t value = 0;
 	size_t i;
 
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		watch.id = ids[i];
+		/* Afresh each time: @fd is out only and must be 0 going in. */
+		watch = (struct waitvar_watch){ .id = ids[i] };
 		EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_WATCH, &watch));
 		EXPECT_EQ(ENOENT, errno);
 		EXPECT_EQ(-ENOENT, waitvar_stats(self->fd, ids[i], &st));

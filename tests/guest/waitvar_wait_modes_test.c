@@ -82,13 +82,17 @@ TEST_F(wait_modes, uninterruptible_and_io_modes_need_a_timeout)
 					   WAITVAR_MODE_KILLABLE, WAITVAR_WAIT_TIMEOUT, 0, NULL));
 }
 
-/* A waiter in @mode sleeps in @state, ignores a handled signal, and ends on SET. */
+/*
+ * A waiter in @mode sleeps in @state, ignores a handled signal, and ends on
+ * SET.  Its timeout is long, but IO and UNINTERRUPTIBLE waits may not ask
+ * for more than max_uninterruptible_ms.
+ */
 static void check_mode_sleeps_through_signal(struct __test_metadata *_metadata, int fd,
 					     uint32_t mode, uint32_t flags, char state)
 {
 	struct waiter w = { .fd = fd, .op = WAITVAR_OP_EQ, .operand = 1, .mode = mode,
 			    .flags = flags | WAITVAR_WAIT_TIMEOUT,
-			    .timeout_ns = 60000 * NSEC_PER_MSEC };
+			    .timeout_ns = uninterruptible_timeout_ns(60000 * NSEC_PER_MSEC) };
 	struct waitvar_stats st;
 
 	ASSERT_EQ(0, handle_sigusr1(0));

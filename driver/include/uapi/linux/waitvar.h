@@ -4,29 +4,50 @@
  * on through the kernel's wait_var_event() / wake_up_var() API.
  *
  * Every argument is a fixed-size structure with the same layout for 32- and
- * 64-bit userspace.  Reserved fields and unknown flag bits must be zero, or
- * the command fails with EINVAL and changes nothing.  Variables belong to the
- * open file description: threads, dup(), fork() and fd passing share them.
+ * 64-bit userspace.  Reserved fields, unknown flag bits, fields a command
+ * only writes (marked "out") and fields its flags leave unused must be zero
+ * on input, or the command fails with EINVAL and changes nothing.
+ * Variables belong to the open file description: threads, dup(), fork() and
+ * fd passing share them.  WAITVAR_IOC_FEATURES says which commands, flags,
+ * limits and semantics the running driver has.
  *
  * Errors common to every command:
- *   EFAULT  the argument pointer is not readable or writable
- *   EINVAL  a reserved field or an unknown flag bit is not zero
+ *   EFAULT  the argument pointer is not readable or writable; a command
+ *	     that made something (CREATE, NAMED_*, WATCH) and cannot write
+ *	     its result back undoes exactly what it made
+ *   EINVAL  a reserved, unused or out field or an unknown flag bit is not 0
  *   ENOTTY  unknown command
  *   ENOENT  no variable with this id in this file (all but CREATE)
+ *
+ * Per-user limits (module parameters, read by WAITVAR_IOC_FEATURES), in the
+ * manner of epoll's max_user_watches: an open file is charged to the real
+ * uid that opened it, and the counts cover all of that uid's files; a
+ * command that would pass one fails with ENOSPC:
+ *   max_user_vars     variables the user's files created and that still
+ *		       exist, named ones included (a removed name's variable
+ *		       counts until the last id and WATCH on it are gone)
+ *   max_user_waiters  waiters the user's files hold: one per WAIT, one per
+ *		       WAITV entry, one per WATCH descriptor until it is
+ *		       released (on the kernel's shared hashed wait queues a
+ *		       WAITV queues once per distinct variable)
+ *   max_user_names    named variables the user's files created
+ * and, device-wide, max_vars_per_file per open file and max_named_vars
+ * names per user namespace.
  *
  * Commands, by number:
  *   0x00 CREATE        0x01 DESTROY     0x02 GET        0x03 SET
  *   0x04 WAIT          0x05 WAKE        0x06 WAKE_NR    0x07 ADD
  *   0x08 DEC_AND_WAKE  0x09 CMPXCHG     0x0a WAITV      0x0b WATCH
  *   0x0c STATS         0x0d NAMED_CREATE 0x0e NAMED_OPEN 0x0f NAMED_REMOVE
- *   0x10 LIST
+ *   0x10 LIST          0x11 FEATURES
  *
  * Named variables ("/name") belong to no file: they live until removed and
  * any file may attach them under an id of its own, if the variable's owner,
- * group and mode allow.  Commands on such an id check the caller's access
- * each time: GET, WAIT, WAITV, WATCH and STATS need read permission, the
- * updates and wakes write permission (EACCES otherwise); DESTROY only
- * detaches the id.
+ * group and mode allow.  Names are scoped by user namespace: a name made in
+ * one is neither seen nor found from another.  Commands on such an id check
+ * the caller's access each time: GET, WAIT, WAITV, WATCH and STATS need read
+ * permission, the updates and wakes write permission (EACCES otherwise);
+ * DESTROY only detaches the id.
  */
 #ifndef _UAPI_LINUX_WAITVAR_H
 #define _UAPI_LINUX_WAITVAR_H
@@ -34,7 +55,8 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define WAITVAR_IOC_MAGIC	0xB8
+/* Registered in Documentation/userspace-api/ioctl/ioctl-number.rst. */
+#define WAITVAR_IOC_MAGIC	0xBD
 
 /* struct waitvar_create.flags: at most one of the two */
 #define WAITVAR_CREATE_SPINLOCK	0x1U	/* updates and waits under a spinlock */
@@ -43,7 +65,7 @@
 /**
  * struct waitvar_create - argument of WAITVAR_IOC_CREATE
  * @value: in: initial value
- * @id: out: id of the new variable, never 0
+ * @id: out: id of the new variable, never 0; in: must be 0
  * @flags: WAITVAR_CREATE_* bits
  * @reserved: must be 0
  *
@@ -53,8 +75,10 @@
  * condition under the lock (wait_var_event_any_lock() and its timed
  * form); WAIT on it takes no WAITVAR_WAIT_EXCLUSIVE and no
  * WAITVAR_MODE_IO.
+ * The id becomes usable, and visible to the file's other threads, only
+ * once it has been written back, as the call returns.
  * Errors: EINVAL for both lock flags, ENOSPC when the file already holds
- * max_vars_per_file variables, ENOMEM.
+ * max_vars_per_file variables or the user max_user_vars, ENOMEM.
  */
 struct waitvar_create {
 	__u64 value;
@@ -83,13 +107,17 @@ struct waitvar_id {
  * @id: the variable
  * @flags: must be 0
  * @value: GET: out: current value; SET: in: the new value;
- *	DEC_AND_WAKE: out: the value after the decrement
+ *	DEC_AND_WAKE: out: the value after the decrement (GET and
+ *	DEC_AND_WAKE: in: must be 0)
  *
  * DEC_AND_WAKE decrements atomically and wakes the waiters only when the
  * value reaches 0, as atomic_dec_and_wake_up() does.
  *
  * SET stores the value with a full barrier, then wakes the variable's
  * waiters with wake_up_var(): all non-exclusive ones and one exclusive.
+ * On a lock-protected variable the store and the wake happen under its
+ * lock, and the barrier still separates them: WAITV tests such a variable
+ * without its lock.
  */
 struct waitvar_value {
 	__u32 id;
@@ -137,10 +165,10 @@ enum waitvar_mode {
  * @operand: right-hand side of the comparison
  * @timeout_ns: with WAITVAR_WAIT_TIMEOUT a relative timeout; with
  *	WAITVAR_WAIT_ABS_MONOTONIC or _ABS_REALTIME a deadline in ns since
- *	that clock's epoch; unused otherwise
+ *	that clock's epoch; must be 0 without a timeout flag
  * @flags: WAITVAR_WAIT_* bits
  * @mode: one of enum waitvar_mode
- * @value: out: the value for which the condition held
+ * @value: out: the value for which the condition held; in: must be 0
  *
  * Sleeps in @mode until the condition holds; returns at once if it already
  * does, even past a deadline.  Timeouts are rounded up to the next jiffy,
@@ -148,16 +176,26 @@ enum waitvar_mode {
  * later clock_settime() does not move it).  An exclusive waiter
  * (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET and WAKE, and as
  * many at a time as WAKE_NR asks; DESTROY wakes every waiter.
- * WAITVAR_MODE_IO and WAITVAR_MODE_UNINTERRUPTIBLE need a timeout: no task
- * that no signal can end is created without a bound.
+ * WAITVAR_MODE_IO and WAITVAR_MODE_UNINTERRUPTIBLE need a timeout of at
+ * most max_uninterruptible_ms (a deadline counts from the start of the wait,
+ * on CLOCK_MONOTONIC, whichever clock it names): no task that no signal can
+ * end is created without a bound, and the bound stays well below the
+ * hung-task detector's (keep max_uninterruptible_ms below that timeout,
+ * which the driver cannot read).  Every mode sleeps freezable: a task
+ * asleep here does not keep suspend or the cgroup v1 freezer from freezing
+ * it, and the wait goes on once it is thawed (a wait the freezer catches
+ * running may return as after a signal; the cgroup v2 freezer ends only
+ * INTERRUPTIBLE sleeps, that way).
  * Signals: a wait with no timeout or with a deadline is restarted after a
  * handler installed with SA_RESTART, and fails with EINTR otherwise; a wait
  * with a relative timeout always fails with EINTR, since restarting it
  * would start the timeout again.
  * Errors: EINVAL for an unknown @op or @mode, two timeout kinds, IO or
- * UNINTERRUPTIBLE without a timeout, EXCLUSIVE or IO on a lock-protected
- * variable; ETIMEDOUT when the timeout passes; EINTR as above; EIDRM when
- * the variable is destroyed while waiting.
+ * UNINTERRUPTIBLE without a timeout or with one over
+ * max_uninterruptible_ms, EXCLUSIVE or IO on a lock-protected variable;
+ * ENOSPC when the user's tasks and descriptors already hold
+ * max_user_waiters entries; ETIMEDOUT when the timeout passes; EINTR as
+ * above; EIDRM when the variable is destroyed while waiting.
  */
 struct waitvar_wait {
 	__u32 id;
@@ -196,16 +234,18 @@ struct waitvar_waitv_entry {
  * @timeout_ns: as for struct waitvar_wait
  * @flags: the timeout bits of WAITVAR_WAIT_*; WAITVAR_WAIT_EXCLUSIVE is
  *	refused
- * @index: out: index of the first entry whose condition held
- * @value: out: the value of that entry's variable when it held
+ * @index: out: index of the first entry whose condition held; in: must
+ *	be 0
+ * @value: out: the value of that entry's variable when it held; in: must
+ *	be 0
  *
- * Sleeps until the condition of any entry holds, queued on the hashed wait
- * queue of every variable named.  Values of lock-protected variables are
- * read without their locks.  Modes, timeouts and signals work as for
- * WAITVAR_IOC_WAIT.
+ * Sleeps until the condition of any entry holds, queued once on the hashed
+ * wait queue of each distinct variable named.  Values of lock-protected
+ * variables are read without their locks.  Modes, timeouts, limits and
+ * signals work as for WAITVAR_IOC_WAIT.
  * Errors: EINVAL for a bad @count, @op or @mode, an entry's nonzero
- * flags or reserved field, or a flag WAIT would refuse; ENOENT if an
- * entry names no variable; EFAULT for @entries;
+ * flags or reserved field, or a flag or timeout WAIT would refuse; ENOENT
+ * if an entry names no variable; EFAULT for @entries; ENOSPC as for WAIT;
  * ETIMEDOUT, EINTR; EIDRM if a variable is destroyed while waiting.
  */
 struct waitvar_waitv {
@@ -224,7 +264,7 @@ struct waitvar_waitv {
  * @op: one of enum waitvar_op
  * @operand: right-hand side of the comparison
  * @flags: must be 0
- * @fd: out: the new file descriptor (close-on-exec)
+ * @fd: out: the new file descriptor (close-on-exec); in: must be 0
  *
  * Returns a descriptor that poll(), select() and epoll report readable
  * (EPOLLIN) while the condition holds; it holds a waiter on the variable's
@@ -232,7 +272,9 @@ struct waitvar_waitv {
  * current value once the condition holds, blocking (interruptibly) until
  * it does unless the descriptor is O_NONBLOCK (EAGAIN).  After DESTROY,
  * poll() reports EPOLLERR | EPOLLHUP and read() fails with EIDRM.
- * Errors: EINVAL for an unknown @op, EMFILE, ENOMEM.
+ * The descriptor counts against max_user_waiters until it is released.
+ * Errors: EINVAL for an unknown @op, ENOSPC (max_user_waiters), EMFILE,
+ * ENOMEM.
  */
 struct waitvar_watch {
 	__u32 id;
@@ -246,10 +288,12 @@ struct waitvar_watch {
  * struct waitvar_stats - argument of WAITVAR_IOC_STATS
  * @id: the variable
  * @flags: must be 0
- * @waiters: out: tasks in WAIT or WAITV on the variable now, and WATCH
- *	descriptors
+ * @waiters: out: waiters on the variable now: one per WAIT, per WAITV
+ *	entry naming it and per WATCH descriptor
  * @bucket: out: index of the hashed wait queue the variable uses, as
- *	var_waitqueue_index() and /sys/kernel/debug/bit_wait_table give it
+ *	var_waitqueue_index() and /sys/kernel/debug/bit_wait_table give it,
+ *	to a caller with CAP_SYSLOG (as for %pK pointers); to anyone else
+ *	WAITVAR_BUCKET_HIDDEN, since it tells bits of a kernel address
  * @waits: out: waits started (WAITV counts once per entry)
  * @wakes: out: wakes issued by SET, ADD, DEC_AND_WAKE, CMPXCHG, WAKE and
  *	WAKE_NR
@@ -259,7 +303,8 @@ struct waitvar_watch {
  * @timeouts: out: waits that ended with ETIMEDOUT
  * @signals: out: waits that a signal ended
  *
- * Counters start at 0 when the variable is created.
+ * Every out field must be 0 on input.  Counters start at 0 when the
+ * variable is created.
  */
 struct waitvar_stats {
 	__u32 id;
@@ -274,6 +319,9 @@ struct waitvar_stats {
 	__u64 signals;
 };
 
+/* struct waitvar_stats.bucket for a caller without CAP_SYSLOG */
+#define WAITVAR_BUCKET_HIDDEN	0xffffffffU
+
 /* struct waitvar_wake_nr.flags */
 #define WAITVAR_WAKE_FILTER	0x1U	/* wake only waiters whose condition holds */
 
@@ -281,9 +329,10 @@ struct waitvar_stats {
  * struct waitvar_wake_nr - argument of WAITVAR_IOC_WAKE_NR
  * @id: the variable
  * @flags: WAITVAR_WAKE_* bits
- * @nr: in: how many exclusive waiters to wake at most; 0 wakes them all
+ * @nr: in: how many exclusive waiters to wake at most, up to INT_MAX; 0
+ *	wakes them all
  * @woken: out: how many exclusive waiters were woken; with
- *	WAITVAR_WAKE_FILTER, how many waiters of either kind
+ *	WAITVAR_WAKE_FILTER, how many waiters of either kind; in: must be 0
  *
  * Wakes every non-exclusive waiter of the variable and up to @nr of its
  * exclusive ones (wake_up_var_nr()), without changing it.  With
@@ -307,7 +356,7 @@ struct waitvar_wake_nr {
  * @id: the variable
  * @flags: WAITVAR_ADD_* bits
  * @delta: in: signed amount added, modulo 2^64
- * @value: out: the value after the addition
+ * @value: out: the value after the addition; in: must be 0
  *
  * Adds atomically (fully ordered) and, with WAITVAR_ADD_WAKE, wakes the
  * variable's waiters as SET does.
@@ -326,7 +375,7 @@ struct waitvar_add {
  * @expected: in: the value the variable must hold
  * @desired: in: the value stored if it held @expected
  * @prev: out: the value the variable held; the exchange happened iff
- *	@prev == @expected
+ *	@prev == @expected; in: must be 0
  *
  * Compares and exchanges atomically; wakes the waiters only when the
  * value was exchanged.
@@ -352,14 +401,18 @@ struct waitvar_cmpxchg {
  * @id: CREATE, OPEN: out: the variable's id in this file; in: must be 0
  * @reserved: must be 0
  *
- * NAMED_CREATE makes a named variable and attaches it to this file; its
- * memory is charged to the caller's memory cgroup.  NAMED_OPEN attaches an
- * existing one (read permission).  NAMED_REMOVE takes the name away (write
- * permission): the variable dies, its waiters return EIDRM, and the ids
- * still attached only report that.
+ * NAMED_CREATE makes a named variable in the caller's user namespace and
+ * attaches it to this file; its memory is charged to the caller's memory
+ * cgroup.  NAMED_OPEN attaches an existing one (read permission).
+ * NAMED_REMOVE takes the name away (write permission, or being its owner:
+ * the creator's fsuid may always remove it, whatever its mode): the
+ * variable dies, its waiters return EIDRM, and the ids still attached only
+ * report that.  If NAMED_CREATE cannot write its result back, the name it
+ * made is removed again (if it is still there) and EFAULT returned.
  * Errors: EINVAL for a bad name or field, EEXIST (CREATE), ENOENT (OPEN,
- * REMOVE), EACCES, ENOSPC when the device holds max_named_vars names or
- * the file max_vars_per_file variables, ENOMEM.
+ * REMOVE), EACCES, ENOSPC when the namespace holds max_named_vars names,
+ * the user max_user_names names or max_user_vars variables, or the file
+ * max_vars_per_file variables, ENOMEM.
  */
 struct waitvar_named {
 	char name[WAITVAR_NAME_MAX];
@@ -380,8 +433,11 @@ struct waitvar_named {
  * @needed: out: bytes all the names the caller may see would take;
  *	in: must be 0
  *
- * Lists the named variables the caller has read permission on, in the
- * order they were created; names that do not fit are left out.
+ * Lists the named variables of the caller's user namespace that it has
+ * read permission on, in the order they were created; names that do not
+ * fit are left out.  The names are gathered first and copied out after, so
+ * a buffer that faults slowly holds up no other named-variable command.
+ * Errors: EFAULT for @names, ENOMEM.
  */
 struct waitvar_list {
 	__u64 names;
@@ -389,6 +445,54 @@ struct waitvar_list {
 	__u32 flags;
 	__u32 count;
 	__u32 needed;
+};
+
+/* struct waitvar_features.semantics */
+#define WAITVAR_SEM_NAMES_USERNS	0x1U	/* names are per user namespace */
+#define WAITVAR_SEM_FREEZABLE		0x2U	/* waits sleep freezable */
+#define WAITVAR_SEM_OWNER_REMOVES	0x4U	/* a name's owner may remove it */
+#define WAITVAR_SEM_BUCKET_PRIVILEGED	0x8U	/* STATS hides @bucket */
+#define WAITVAR_SEM_TEST_HOOKS		0x10U	/* test delay points built in */
+
+/**
+ * struct waitvar_features - argument of WAITVAR_IOC_FEATURES
+ * @commands: out: bit N set for each command number N the driver has
+ * @create_flags: out: the WAITVAR_CREATE_* bits it takes
+ * @wait_flags: out: the WAITVAR_WAIT_* bits it takes
+ * @wake_flags: out: the WAITVAR_WAKE_* bits it takes
+ * @add_flags: out: the WAITVAR_ADD_* bits it takes
+ * @ops: out: bit N set for each enum waitvar_op N it takes
+ * @modes: out: bit N set for each enum waitvar_mode N it takes
+ * @semantics: out: WAITVAR_SEM_* bits
+ * @waitv_max: out: WAITVAR_WAITV_MAX
+ * @max_vars_per_file: out: the limit now (module parameter)
+ * @max_user_vars: out: the limit now (module parameter)
+ * @max_user_waiters: out: the limit now (module parameter)
+ * @max_user_names: out: the limit now (module parameter)
+ * @max_named_vars: out: the limit now (module parameter)
+ * @max_uninterruptible_ms: out: longest IO or UNINTERRUPTIBLE wait
+ * @reserved: must be 0
+ *
+ * Every field is out only, so must be 0 on input; a field this header has
+ * and an older driver does not reads 0.
+ */
+struct waitvar_features {
+	__u64 commands;
+	__u32 create_flags;
+	__u32 wait_flags;
+	__u32 wake_flags;
+	__u32 add_flags;
+	__u32 ops;
+	__u32 modes;
+	__u32 semantics;
+	__u32 waitv_max;
+	__u32 max_vars_per_file;
+	__u32 max_user_vars;
+	__u32 max_user_waiters;
+	__u32 max_user_names;
+	__u32 max_named_vars;
+	__u32 max_uninterruptible_ms;
+	__u64 reserved[4];
 };
 
 #define WAITVAR_IOC_CREATE	_IOWR(WAITVAR_IOC_MAGIC, 0x00, struct waitvar_create)
@@ -408,5 +512,6 @@ struct waitvar_list {
 #define WAITVAR_IOC_NAMED_OPEN	_IOWR(WAITVAR_IOC_MAGIC, 0x0e, struct waitvar_named)
 #define WAITVAR_IOC_NAMED_REMOVE _IOW(WAITVAR_IOC_MAGIC, 0x0f, struct waitvar_named)
 #define WAITVAR_IOC_LIST	_IOWR(WAITVAR_IOC_MAGIC, 0x10, struct waitvar_list)
+#define WAITVAR_IOC_FEATURES	_IOWR(WAITVAR_IOC_MAGIC, 0x11, struct waitvar_features)
 
 #endif /* _UAPI_LINUX_WAITVAR_H */
