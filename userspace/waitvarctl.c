@@ -3,6 +3,7 @@
  * waitvarctl: named /dev/waitvar variables from the shell.  Each command
  * opens the device, attaches the variable by name, does one thing and
  * exits: 0 on success, 1 on a timeout, 2 on bad usage, 3 on other errors.
+ * "features" attaches nothing: it prints what the running driver has.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -493,6 +494,60 @@ static int cmd_ls(int argc, char **argv)
 	return 0;
 }
 
+/* FEATURES, one "name value" a line (bit masks in hex), or one JSON object. */
+static void print_features(const struct waitvar_features *f)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+		bool mask;
+	} rows[] = {
+		{ "commands", f->commands, true },
+		{ "create_flags", f->create_flags, true },
+		{ "wait_flags", f->wait_flags, true },
+		{ "wake_flags", f->wake_flags, true },
+		{ "add_flags", f->add_flags, true },
+		{ "ops", f->ops, true },
+		{ "modes", f->modes, true },
+		{ "semantics", f->semantics, true },
+		{ "waitv_max", f->waitv_max, false },
+		{ "max_vars_per_file", f->max_vars_per_file, false },
+		{ "max_user_vars", f->max_user_vars, false },
+		{ "max_user_waiters", f->max_user_waiters, false },
+		{ "max_user_names", f->max_user_names, false },
+		{ "max_named_vars", f->max_named_vars, false },
+		{ "max_uninterruptible_ms", f->max_uninterruptible_ms, false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		/* JSON has no hex: plain numbers there. */
+		if (json)
+			printf("%s\"%s\":%" PRIu64, i ? "," : "{", rows[i].name, rows[i].value);
+		else if (rows[i].mask)
+			printf("%s %#" PRIx64 "\n", rows[i].name, rows[i].value);
+		else
+			printf("%s %" PRIu64 "\n", rows[i].name, rows[i].value);
+	}
+	if (json)
+		printf("}\n");
+}
+
+static int cmd_features(int argc, char **argv)
+{
+	struct waitvar_features f;
+	int ret;
+
+	(void)argv;
+	if (argc)
+		return bad_usage("%s", "features takes no arguments");
+	ret = waitvar_features(dev, &f);
+	if (ret)
+		return fail(ret, "");
+	print_features(&f);
+	return 0;
+}
+
 static int cmd_rm(int argc, char **argv)
 {
 	int ret;
@@ -526,6 +581,8 @@ static const struct cmd cmds[] = {
 	{ "stats", "NAME", "print the variable's counters and hashed-queue bucket", cmd_stats },
 	{ "ls", "", "list the names you may read", cmd_ls },
 	{ "rm", "NAME", "remove the variable; its waiters fail with EIDRM", cmd_rm },
+	{ "features", "", "print the driver's commands, flags, limits and semantics, one per line",
+	  cmd_features },
 	{}
 };
 

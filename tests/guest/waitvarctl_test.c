@@ -104,6 +104,7 @@ TEST_F(ctl, bad_usage_prints_usage_and_exits_2)
 		"", "frobnicate", "get", "set /x", "set /x notanumber", "wait /x eq",
 		"wait /x frob 1", "wait /x eq 1 --timeout 5parsecs",
 		"wait /x eq 1 --io", "wake /x -n 0", "create /x --lock rwsem", "ls extra",
+		"features extra",
 	};
 	char out[4096];
 	size_t i;
@@ -117,6 +118,7 @@ TEST_F(ctl, bad_usage_prints_usage_and_exits_2)
 	EXPECT_TRUE(strstr(out, "--timeout") != NULL);
 	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --help"));
 	EXPECT_TRUE(strstr(out, "watch") != NULL);
+	EXPECT_TRUE(strstr(out, "features") != NULL);
 }
 
 TEST_F(ctl, wait_times_out_with_exit_1)
@@ -228,6 +230,25 @@ TEST_F(ctl, stats_show_the_counters)
 	EXPECT_TRUE(strstr(out, "\"timeouts\":1,") != NULL) TH_LOG("%s", out);
 	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl stats %s", self->name));
 	EXPECT_TRUE(strstr(out, "waiters 0 bucket ") != NULL) TH_LOG("%s", out);
+}
+
+TEST_F(ctl, features_prints_each_field_as_name_and_value)
+{
+	char out[4096], want[64];
+	unsigned int waiters = 0;
+
+	ASSERT_EQ(0, get_param("max_user_waiters", &waiters));
+	ASSERT_EQ(0, sh(out, sizeof(out), "waitvarctl features"));
+	/* Commands 0x00 to 0x11, a bit each. */
+	EXPECT_TRUE(strstr(out, "commands 0x3ffff\n") != NULL) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "\nmax_user_waiters %u\n", waiters);
+	EXPECT_TRUE(strstr(out, want) != NULL) TH_LOG("want '%s' in:\n%s", want + 1, out);
+	EXPECT_TRUE(strstr(out, "\nwaitv_max 128\n") != NULL) TH_LOG("%s", out);
+	EXPECT_TRUE(strstr(out, "\nmax_uninterruptible_ms ") != NULL) TH_LOG("%s", out);
+	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --json features"));
+	snprintf(want, sizeof(want), "\"max_user_waiters\":%u", waiters);
+	EXPECT_TRUE(strstr(out, "{\"commands\":262143,") != NULL) TH_LOG("%s", out);
+	EXPECT_TRUE(strstr(out, want) != NULL) TH_LOG("%s", out);
 }
 
 TEST_HARNESS_MAIN
