@@ -60,6 +60,56 @@ static bool vwaiter_sleeps_in(struct vwaiter *v, char state)
 	return thread_sleeps_in(&v->tid, &v->done, state);
 }
 
+/* The entries queued on hashed bucket @bucket now, from the series' debugfs table. */
+static int bucket_entries(uint32_t bucket)
+{
+	FILE *f = fopen("/sys/kernel/debug/bit_wait_table", "r");
+	unsigned int b, entries, vars;
+	char line[128];
+	int found = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u %u %u", &b, &entries, &vars) == 3 && b == bucket)
+			found = entries;
+	fclose(f);
+	return found;
+}
+
+TEST_F(waitv, waitv_repeating_one_variable_queues_it_once)
+{
+	static struct waitvar_waitv_entry e[WAITVAR_WAITV_MAX];
+	struct waitvar_stats st;
+	struct vwaiter v;
+	uint32_t id = 0, i;
+	int before, during;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+	ASSERT_NE(WAITVAR_BUCKET_HIDDEN, st.bucket);
+	before = bucket_entries(st.bucket);
+	ASSERT_LE(0, before) TH_LOG("no bucket %u in /sys/kernel/debug/bit_wait_table", st.bucket);
+	for (i = 0; i < WAITVAR_WAITV_MAX; i++)
+		e[i] = (struct waitvar_waitv_entry){ .id = id, .op = WAITVAR_OP_EQ,
+						     .operand = 1 + i };
+	v = (struct vwaiter){ .fd = self->fd, .e = e, .count = WAITVAR_WAITV_MAX };
+	ASSERT_EQ(0, pthread_create(&v.thread, NULL, vwaiter_main, &v));
+	ASSERT_TRUE(vwaiter_sleeps_in(&v, 'S'));
+	during = bucket_entries(st.bucket);
+	/* One entry on the shared table, not 128 (other sleepers may come and go). */
+	EXPECT_LE(1, during - before);
+	EXPECT_GT(8, during - before) TH_LOG("128 entries on one variable queued %d times",
+					     during - before);
+	EXPECT_EQ((uint32_t)WAITVAR_WAITV_MAX, wait_stat(self->fd, id, waiters,
+							 (uint32_t)WAITVAR_WAITV_MAX));
+	ASSERT_EQ(0, waitvar_set(self->fd, id, 5));
+	ASSERT_EQ(0, pthread_join(v.thread, NULL));
+	EXPECT_EQ(0, v.ret);
+	EXPECT_EQ(4U, v.index);
+	EXPECT_EQ(5U, v.value);
+}
+
 TEST_F(waitv, waitv_returns_the_index_of_the_first_entry_that_holds)
 {
 	struct waitvar_waitv_entry e[4];
@@ -128,9 +178,10 @@ TEST_F(waitv, waitv_modes_timeouts_and_destroy)
 	struct waitvar_waitv_entry e[2] = {
 		{ .op = WAITVAR_OP_EQ, .operand = 1 }, { .op = WAITVAR_OP_EQ, .operand = 1 },
 	};
+	/* Long, within the cap on uninterruptible waits: DESTROY ends it. */
 	struct vwaiter v = { .fd = self->fd, .e = e, .count = 2,
 			     .mode = WAITVAR_MODE_UNINTERRUPTIBLE, .flags = WAITVAR_WAIT_TIMEOUT,
-			     .timeout_ns = 60000 * NSEC_PER_MSEC };
+			     .timeout_ns = uninterruptible_timeout_ns(60000 * NSEC_PER_MSEC) };
 	long long start;
 
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &e[0].id));
