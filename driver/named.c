@@ -34,7 +34,10 @@ static DEFINE_MUTEX(waitvar_names_lock);	/* protects the two below */
 static LIST_HEAD(waitvar_names);
 static unsigned int waitvar_nr_named;
 
-/* A name is "/" and 1 to WAITVAR_NAME_MAX - 2 of [A-Za-z0-9._-]. */
+/*
+ * A name is "/" and 1 to WAITVAR_NAME_MAX - 2 of [A-Za-z0-9._-].  The
+ * kernel's isalnum() also takes Latin-1 letters (0xc0 to 0xff): ASCII only.
+ */
 static bool waitvar_name_ok(const char *name)
 {
 	size_t len = strnlen(name, WAITVAR_NAME_MAX), i;
@@ -42,7 +45,7 @@ static bool waitvar_name_ok(const char *name)
 	if (len < 2 || len == WAITVAR_NAME_MAX || name[0] != '/')
 		return false;
 	for (i = 1; i < len; i++)
-		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+		if (!isascii(name[i]) || (!isalnum(name[i]) && !strchr("._-", name[i])))
 			return false;
 	return true;
 }

@@ -152,7 +152,9 @@ TEST_F(named, remove_wakes_waiters_with_eidrm)
 
 TEST_F(named, bad_names_and_fields_return_the_documented_errno)
 {
-	static const char *const bad[] = { "", "/", "name", "/a/b", "/sp ace", "/tab\t" };
+	/* "/caf\xe9": a Latin-1 letter, which the kernel's isalnum() takes. */
+	static const char *const bad[] = { "", "/", "name", "/a/b", "/sp ace", "/tab\t",
+					   "/caf\xe9", "/\xff" };
 	struct waitvar_named arg = {};
 	char longname[WAITVAR_NAME_MAX + 1];
 	uint32_t id = 0;

@@ -340,6 +340,7 @@ struct waitvar_stats {
  * condition itself and wakes only those for which it holds, so none wakes
  * spuriously; the hashed queue is not walked.  WATCH descriptors whose
  * condition holds are woken too, but not counted in @woken.
+ * Errors: EINVAL for an unknown flag or @nr over INT_MAX.
  */
 struct waitvar_wake_nr {
 	__u32 id;
