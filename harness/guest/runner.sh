@@ -49,6 +49,8 @@ power_off() {
 # run.sh --in-tree stages no module: the device is built into the kernel.
 builtin=0
 [ -e "$share/waitvar.ko" ] || builtin=1
+# Programs that unload and load the module themselves find it here.
+[ "$builtin" = 1 ] || export WAITVAR_MODULE="$share/waitvar.ko"
 
 load_module() {
 	if [ "$builtin" = 1 ]; then
@@ -173,9 +175,12 @@ run_command() {
 		echo "runner: insmod waitvar.ko failed" >>"$out/cmd.stderr"
 	fi
 	cd "${shared:-/root}" || return
+	[ -e "$kmemleak" ] && echo clear >"$kmemleak"
 	timeout -k 5 "$timeout" bash "$out/cmd.sh" \
 		>"$out/cmd.stdout" 2>>"$out/cmd.stderr" </dev/null || rc=$?
 	echo "$rc" >"$out/cmd.status"
+	# What the command leaked, on the console for the host's splat scan.
+	scan_for_leaks
 }
 
 case $mode in
