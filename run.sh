@@ -12,7 +12,7 @@ CACHE=${WAITVAR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/waitvar}
 
 usage() {
 	cat <<EOF_USAGE
-Usage: ./run.sh [COMMAND] [OPTIONS] [-- CMD...]
+Usage: ./run.sh [COMMAND] [OPTIONS] [-- ARGS...]
 
 Commands:
   (none)          build what is missing, boot the guest, run the test
@@ -22,6 +22,12 @@ Commands:
   shell           boot to a root shell on the guest console, module loaded,
                   tools on PATH; 'poweroff' returns to the host
   run -- CMD...   boot, run CMD in the guest, return its output and status
+  stress [-- ARGS]
+                  on the debug kernel, the long stress (ARGS added):
+                  $(long_form stress)
+  fuzz [-- ARGS]  on the debug kernel, the long fuzz (ARGS added), then
+                  trinity aimed at /dev/waitvar: $(long_form fuzz)
+                  ('test' runs both in a short form)
   build           build everything, boot nothing
   clean [PART]    drop the cache, or one part of it:
                   kernel (patched tree and build dirs), source (unpacked
@@ -66,6 +72,26 @@ die_usage() {
 	exit "$EX_USAGE"
 }
 
+# The long forms of the programs 'test' runs short; 'stress' and 'fuzz'
+# boot the debug kernel (hung-task detector armed) and run one of them.
+long_form() {
+	case $1 in
+	stress) echo waitvar_stress --seconds 60 --threads 1000 --vars 10000 ;;
+	fuzz) echo waitvar-fuzz --seconds 600 --threads 8 ;;
+	esac
+}
+
+# The last --seconds value of a command line (0 if none).
+seconds_of() {
+	local s=0
+	while [ $# -gt 0 ]; do
+		[ "$1" != --seconds ] || [ $# -lt 2 ] || s=$2
+		shift
+	done
+	[[ $s =~ ^[0-9]+$ ]] || die_usage "--seconds needs a number of seconds, not '$s'"
+	echo "$s"
+}
+
 # The architectures harness/arch/ describes.
 arch_names() {
 	local f
@@ -82,6 +108,7 @@ ARCH=arm64
 CONFIG=
 JOBS=$(nproc)
 TIMEOUT=300
+TIMEOUT_GIVEN=0
 SHARE=
 VERBOSE=0
 IN_TREE=0
@@ -97,7 +124,7 @@ parse_args() {
 	local cmd_seen=0
 	while [ $# -gt 0 ]; do
 		case $1 in
-		test | shell | run | build | clean)
+		test | shell | run | build | clean | stress | fuzz)
 			[ $cmd_seen = 0 ] || die_usage "two commands given: $COMMAND and $1"
 			COMMAND=$1 cmd_seen=1
 			if [ "$1" = clean ] && [ $# -gt 1 ] && [[ $2 != -* ]]; then
@@ -115,8 +142,8 @@ parse_args() {
 		--kunit) KUNIT=1 ;;
 		-j) [ $# -ge 2 ] || die_usage "-j needs a value"; JOBS=$2; shift ;;
 		-j*) JOBS=${1#-j} ;;
-		--timeout) [ $# -ge 2 ] || die_usage "--timeout needs a value"; TIMEOUT=$2; shift ;;
-		--timeout=*) TIMEOUT=${1#*=} ;;
+		--timeout) [ $# -ge 2 ] || die_usage "--timeout needs a value"; TIMEOUT=$2 TIMEOUT_GIVEN=1; shift ;;
+		--timeout=*) TIMEOUT=${1#*=} TIMEOUT_GIVEN=1 ;;
 		--share) [ $# -ge 2 ] || die_usage "--share needs a value"; SHARE=$2; shift ;;
 		--share=*) SHARE=${1#*=} ;;
 		--verbose | -v) VERBOSE=1 ;;
@@ -136,10 +163,12 @@ parse_args() {
 		die_usage "unsupported --arch '$ARCH' (supported: $(arch_names | paste -sd' ' -))"
 	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die_usage "-j needs a positive number, not '$JOBS'"
 	[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout needs a positive number of seconds, not '$TIMEOUT'"
-	if [ "$COMMAND" = test ]; then
-		[ -z "$CONFIG" ] || [ "$CONFIG" = debug ] || die_usage "'test' runs on the debug kernel; drop --config $CONFIG"
+	case $COMMAND in
+	test | stress | fuzz)
+		[ -z "$CONFIG" ] || [ "$CONFIG" = debug ] || die_usage "'$COMMAND' runs on the debug kernel; drop --config $CONFIG"
 		CONFIG=debug
-	fi
+		;;
+	esac
 	CONFIG=${CONFIG:-default}
 	case $CONFIG in
 	default | debug) ;;
@@ -151,9 +180,17 @@ parse_args() {
 	if [ "$COMMAND" = run ] && [ ${#GUEST_CMD[@]} -eq 0 ]; then
 		die_usage "'run' needs a command after --"
 	fi
-	if [ "$COMMAND" != run ] && [ ${#GUEST_CMD[@]} -gt 0 ]; then
-		die_usage "'-- CMD' is only for 'run'"
-	fi
+	case $COMMAND in
+	run) ;;
+	stress | fuzz)
+		local long
+		read -ra long <<<"$(long_form "$COMMAND")"
+		GUEST_CMD=("${long[@]}" "${GUEST_CMD[@]}")
+		# The guest watchdog must outlast the program's own --seconds.
+		[ "$TIMEOUT_GIVEN" = 1 ] || TIMEOUT=$(($(seconds_of "${GUEST_CMD[@]}") + 300))
+		;;
+	*) [ ${#GUEST_CMD[@]} -eq 0 ] || die_usage "'-- CMD' is only for 'run', 'stress' and 'fuzz'" ;;
+	esac
 	if [ -n "$SHARE" ]; then
 		[ -d "$SHARE" ] || die_usage "--share: '$SHARE' is not a directory"
 		SHARE=$(cd "$SHARE" && pwd)
@@ -269,6 +306,15 @@ cmd_run() {
 		return "$EX_HARNESS"
 	fi
 	return "$(cat "$out/cmd.status")"
+}
+
+# The program's KTAP and exit status, the guest's log scanned for splats.
+cmd_stress() {
+	cmd_run
+}
+
+cmd_fuzz() {
+	cmd_run
 }
 
 cmd_clean() {

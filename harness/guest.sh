@@ -75,6 +75,7 @@ stage_guest_files() {
 	mkdir -p "$STAGE/bin"
 	rsync -a --delete "$USER_BUILD/bin/" "$STAGE/bin/"
 	cp "$TOP/harness/guest/poweroff" "$STAGE/bin/poweroff"
+	cp "$TOP/harness/guest/waitvar-fuzz" "$STAGE/bin/waitvar-fuzz"
 	cp "$TOP/harness/guest/runner.sh" "$STAGE/runner.sh"
 	rm -f "$STAGE/waitvar.ko"
 	[ "$IN_TREE" = 1 ] || cp "$MOD_BUILD/src/waitvar.ko" "$STAGE/waitvar.ko"
