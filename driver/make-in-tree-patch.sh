@@ -20,8 +20,8 @@ BASE_FILES=(drivers/misc/Kconfig drivers/misc/Makefile
 for f in "${BASE_FILES[@]}"; do
 	[ -f "$TREE/$f" ] || { echo "${0##*/}: $TREE/$f is missing" >&2; exit 1; }
 done
-grep -q '^WAIT_VAR_EVENT() KUNIT TESTS$' "$TREE/MAINTAINERS" || {
-	echo "${0##*/}: $TREE has no WAIT_VAR_EVENT() entry in MAINTAINERS: apply the series first" >&2
+grep -q 'wake_up_var_all' "$TREE/include/linux/wait_bit.h" || {
+	echo "${0##*/}: $TREE has no wake_up_var_all() in include/linux/wait_bit.h: apply the series first" >&2
 	exit 1
 }
 
@@ -75,7 +75,16 @@ cols = [i for i in range(1, len(rule)) if rule[i] == "=" and rule[i - 1] == " "]
 entry = ("0xBD".ljust(cols[0]) + "00-1F".ljust(cols[1] - cols[0]) +
          "uapi/linux/waitvar.h".ljust(cols[2] - cols[1]) + "/dev/waitvar\n")
 edit(numbers, "0xC0  00-0F  linux/usb/iowarrior.h\n", entry)
-edit(f"{work}/MAINTAINERS", "WAIT_VAR_EVENT() KUNIT TESTS\n", '''\
+# The entry goes where its name sorts: before the first section header
+# (a line after a blank one, followed by a "X:\t" field) that sorts after it.
+maint = f"{work}/MAINTAINERS"
+with open(maint) as f:
+    lines = f.read().split("\n")
+headers = [lines[i] for i in range(1, len(lines) - 1)
+           if lines[i] and not lines[i - 1] and lines[i + 1][1:3] == ":\t"]
+after = next(h for h in headers if h.upper() > "WAITVAR MISC DEVICE")
+edit(maint, "\n" + after + "\n", '''\
+
 WAITVAR MISC DEVICE
 M:	waitvar <waitvar@example.org>
 L:	linux-kernel@vger.kernel.org
@@ -83,7 +92,6 @@ S:	Maintained
 F:	Documentation/misc-devices/waitvar.rst
 F:	drivers/misc/waitvar/
 F:	include/uapi/linux/waitvar.h
-
 ''')
 EOF
 

@@ -478,7 +478,8 @@ long waitvar_ioctl_wake_nr(struct waitvar_file *wf, struct waitvar_wake_nr *arg)
 	} else {
 		atomic64_inc(&var->stats.wakes);
 		/* No update to order here: the waiters recheck what is there. */
-		woken = wake_up_var_nr(&var->value, arg->nr);
+		woken = arg->nr ? wake_up_var_nr(&var->value, arg->nr) :
+				  wake_up_var_all(&var->value);
 	}
 	waitvar_var_put(var);
 	arg->woken = woken;

@@ -199,29 +199,36 @@ static long waitvar_sleep_locked(struct waitvar_waiter *w, u32 mode,
 }
 
 /*
- * The loop the wait_var_event() variants expand to (the series' form that
- * tests once before queueing), with the state, the exclusivity and the
- * sleep of the variant the mode and flags select, and TASK_FREEZABLE
- * added: no variant takes a state to add it to.  The timed forms return as
- * the _timeout variants do.
+ * What the wait_var_event() variants expand to (the wait.h idiom: test the
+ * condition, and only if it is false enter ___wait_var_event()), with the
+ * state, the exclusivity and the sleep of the variant the mode and flags
+ * select, and TASK_FREEZABLE added: no variant takes a state to add it to.
+ * The timed forms return as the _timeout variants do.
  */
 static long waitvar_sleep(struct waitvar_waiter *w, u32 mode, const struct waitvar_timeout *t)
 {
 	unsigned int state = waitvar_mode_state(mode);
 	atomic64_t *v = &w->var->value;
 	long j = t->jiffies;
+	long __ret = j;		/* ___wait_cond_timeout() updates it */
 
 	if (w->var->lock_kind != WAITVAR_LOCK_NONE)
 		return waitvar_sleep_locked(w, mode, t);
 
-	if (!t->timed)
-		return ___wait_var_event_fast(v, waitvar_done(w), state, w->exclusive, 0,
-					      schedule());
+	if (!t->timed) {
+		if (waitvar_done(w))
+			return 0;
+		return ___wait_var_event(v, waitvar_done(w), state, w->exclusive, 0,
+					 schedule());
+	}
+	if (___wait_cond_timeout(waitvar_done(w)))
+		return __ret;
+	/* Not __ret: the loop's own __ret would be initialised from itself. */
 	if (mode == WAITVAR_MODE_IO)
-		return ___wait_var_event_fast(v, ___wait_cond_timeout(waitvar_done(w)), state,
-					      w->exclusive, j, __ret = io_schedule_timeout(__ret));
-	return ___wait_var_event_fast(v, ___wait_cond_timeout(waitvar_done(w)), state,
-				      w->exclusive, j, __ret = schedule_timeout(__ret));
+		return ___wait_var_event(v, ___wait_cond_timeout(waitvar_done(w)), state,
+					 w->exclusive, j, __ret = io_schedule_timeout(__ret));
+	return ___wait_var_event(v, ___wait_cond_timeout(waitvar_done(w)), state,
+				 w->exclusive, j, __ret = schedule_timeout(__ret));
 }
 
 long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)

@@ -63,7 +63,7 @@ static bool vwaiter_sleeps_in(struct vwaiter *v, char state)
 /* The entries queued on hashed bucket @bucket now, from the series' debugfs table. */
 static int bucket_entries(uint32_t bucket)
 {
-	FILE *f = fopen("/sys/kernel/debug/bit_wait_table", "r");
+	FILE *f = fopen("/sys/kernel/debug/sched/bit_wait_table", "r");
 	unsigned int b, entries, vars;
 	char line[128];
 	int found = -1;
@@ -89,7 +89,7 @@ TEST_F(waitv, waitv_repeating_one_variable_queues_it_once)
 	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
 	ASSERT_NE(WAITVAR_BUCKET_HIDDEN, st.bucket);
 	before = bucket_entries(st.bucket);
-	ASSERT_LE(0, before) TH_LOG("no bucket %u in /sys/kernel/debug/bit_wait_table", st.bucket);
+	ASSERT_LE(0, before) TH_LOG("no bucket %u in /sys/kernel/debug/sched/bit_wait_table", st.bucket);
 	for (i = 0; i < WAITVAR_WAITV_MAX; i++)
 		e[i] = (struct waitvar_waitv_entry){ .id = id, .op = WAITVAR_OP_EQ,
 						     .operand = 1 + i };

@@ -291,7 +291,7 @@ struct waitvar_watch {
  * @waiters: out: waiters on the variable now: one per WAIT, per WAITV
  *	entry naming it and per WATCH descriptor
  * @bucket: out: index of the hashed wait queue the variable uses, as
- *	var_waitqueue_index() and /sys/kernel/debug/bit_wait_table give it,
+ *	var_waitqueue_index() and /sys/kernel/debug/sched/bit_wait_table give it,
  *	to a caller with CAP_SYSLOG (as for %pK pointers); to anyone else
  *	WAITVAR_BUCKET_HIDDEN, since it tells bits of a kernel address
  * @waits: out: waits started (WAITV counts once per entry)
@@ -335,11 +335,12 @@ struct waitvar_stats {
  *	WAITVAR_WAKE_FILTER, how many waiters of either kind; in: must be 0
  *
  * Wakes every non-exclusive waiter of the variable and up to @nr of its
- * exclusive ones (wake_up_var_nr()), without changing it.  With
- * WAITVAR_WAKE_FILTER the waker evaluates each WAIT and WAITV waiter's
- * condition itself and wakes only those for which it holds, so none wakes
- * spuriously; the hashed queue is not walked.  WATCH descriptors whose
- * condition holds are woken too, but not counted in @woken.
+ * exclusive ones (wake_up_var_nr(), or wake_up_var_all() for 0), without
+ * changing it.  With WAITVAR_WAKE_FILTER the waker evaluates each WAIT and
+ * WAITV waiter's condition itself and wakes only those for which it holds,
+ * so none wakes spuriously; the hashed queue is not walked.  WATCH
+ * descriptors whose condition holds are woken too, but not counted in
+ * @woken.
  * Errors: EINVAL for an unknown flag or @nr over INT_MAX.
  */
 struct waitvar_wake_nr {
