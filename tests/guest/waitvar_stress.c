@@ -767,6 +767,68 @@ static long long wait_base(struct tracked *tv, struct slot *s, long long ts, lon
 	return base;
 }
 
+/* Prints one diagnostic line: the first lines of a file, joined. */
+static void diag_file(const char *what, const char *path, int lines)
+{
+	char buf[1024], out[1024] = "";
+	FILE *f = fopen(path, "r");
+	size_t len = 0;
+
+	if (!f)
+		return;
+	while (lines-- > 0 && fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		len += snprintf(out + len, sizeof(out) - len, "%s%s", len ? " | " : "", buf);
+		if (len >= sizeof(out))
+			break;
+	}
+	fclose(f);
+	pthread_mutex_lock(&out_lock);
+	printf("#   %s: %s\n", what, out);
+	pthread_mutex_unlock(&out_lock);
+}
+
+/*
+ * What a lost wakeup leaves to see: the value now, the variable's STATS,
+ * its bucket's line in the shared table's debugfs file, and where the
+ * waiter sleeps (these need root; each is left out when it cannot be read).
+ */
+static void diag_lost(struct tracked *tv, pid_t tid)
+{
+	int fd = g.fds[atomic_load(&tv->fdi)];
+	uint32_t id = atomic_load(&tv->id);
+	struct waitvar_stats st;
+	char path[96], line[128];
+	uint64_t value = 0;
+	FILE *f;
+
+	if (waitvar_get(fd, id, &value) == 0 && waitvar_stats(fd, id, &st) == 0) {
+		pthread_mutex_lock(&out_lock);
+		printf("#   value %llu; STATS waiters %u bucket %u waits %llu wakes %llu woken %llu "
+		       "spurious %llu\n", (unsigned long long)value, st.waiters, st.bucket,
+		       (unsigned long long)st.waits, (unsigned long long)st.wakes,
+		       (unsigned long long)st.woken, (unsigned long long)st.spurious);
+		pthread_mutex_unlock(&out_lock);
+		f = fopen("/sys/kernel/debug/sched/bit_wait_table", "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned int b;
+
+			if (sscanf(line, "%u", &b) == 1 && b == st.bucket) {
+				line[strcspn(line, "\n")] = '\0';
+				pthread_mutex_lock(&out_lock);
+				printf("#   bit_wait_table (bucket entries var_waiters): %s\n", line);
+				pthread_mutex_unlock(&out_lock);
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", (int)tid);
+	diag_file("wchan", path, 1);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stack", (int)tid);
+	diag_file("stack", path, 12);
+}
+
 /*
  * The writer's side: true while a waiter the stores so far satisfied (its
  * target at most @upto) has not returned; one still waiting BOUND after its
@@ -815,6 +877,7 @@ static bool trk_pending(struct tracked *tv, uint64_t upto)
 		     lock_str(atomic_load(&tv->lock)), atomic_load(&s->tid), how,
 		     tv->kind == T_LATCH ? "generation" : "value",
 		     (unsigned long long)target, state, (now - base) / 1e9, BOUND_NS / 1e9);
+		diag_lost(tv, atomic_load(&s->tid));
 	}
 	return pending;
 }
