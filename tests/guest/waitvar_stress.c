@@ -1264,12 +1264,22 @@ static void waiter_latch(struct thr *t)
 	if (nl <= 0)
 		return;
 	tv = &g.trk[g.nseq + below(&t->rng, nl)];
+	/*
+	 * Open, then the fields, then the same generation: what was read is
+	 * that generation's (latch_main() numbers it before it writes them,
+	 * and opens it after).  Reading the fields first could pair an old
+	 * number with the next generation's id, which its owner does not
+	 * wait for before it destroys it.
+	 */
 	gen = atomic_load(&tv->gen);
+	if (!gen || atomic_load(&tv->closed)) {
+		sleep_ns((1 + below(&t->rng, 5)) * NSEC_PER_MSEC);
+		return;
+	}
 	id = atomic_load(&tv->id);
 	fdi = atomic_load(&tv->fdi);
 	lock = atomic_load(&tv->lock);
-	/* what was read is this generation's if it is still open (see tracked_wait()) */
-	if (!gen || atomic_load(&tv->closed) || atomic_load(&tv->gen) != gen) {
+	if (atomic_load(&tv->gen) != gen) {
 		sleep_ns((1 + below(&t->rng, 5)) * NSEC_PER_MSEC);
 		return;
 	}
@@ -1512,13 +1522,18 @@ static void *latch_main(struct thr *t)
 			sleep_ns(10 * NSEC_PER_MSEC);
 			continue;
 		}
-		/* closed since the last generation: no waiter uses these now */
+		/*
+		 * Closed since the last generation: no waiter uses these now.  The
+		 * new generation number comes first and the opening last, so that
+		 * a waiter that saw it open, and the same number before and after
+		 * reading the rest, read this generation's (waiter_latch()).
+		 */
+		atomic_store(&tv->fired, 0);
+		gen = atomic_fetch_add(&tv->gen, 1) + 1;
 		atomic_store(&tv->lock, lock);
 		atomic_store(&tv->fdi, fdi);
-		atomic_store(&tv->fired, 0);
 		atomic_store(&tv->id, id);
 		atomic_store(&tv->closed, 0);
-		gen = atomic_fetch_add(&tv->gen, 1) + 1;
 
 		/* let waiters come, counting down now and then */
 		open_until = mono() + (10 + below(&t->rng, 150)) * NSEC_PER_MSEC;
