@@ -7,6 +7,7 @@
  * wakeups from spurious ones.  Rules: internal.h.
  */
 #include <linux/bitops.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
@@ -29,6 +30,24 @@ unsigned int waitvar_max_uninterruptible_ms(void)
 {
 	return READ_ONCE(max_uninterruptible_ms);
 }
+
+#ifdef CONFIG_WAITVAR_TEST_HOOKS
+static unsigned int test_waitv_queue_delay_ms;
+module_param(test_waitv_queue_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_waitv_queue_delay_ms,
+		 "Test builds: spin this long after WAITV queues its first variable");
+
+/* Widens the window between queueing a WAITV's first variable and the rest. */
+static void waitvar_test_waitv_delay(void)
+{
+	unsigned int ms = min(READ_ONCE(test_waitv_queue_delay_ms), 5000U);
+
+	if (ms)
+		mdelay(ms);
+}
+#else
+static inline void waitvar_test_waitv_delay(void) { }
+#endif
 
 /* The end of every wait: destroyed, or op holds for the value. */
 static bool waitvar_test(struct waitvar_waiter *w)
@@ -303,11 +322,32 @@ static int waitvar_waitv_first(struct waitvar_vwait *vw, u32 count)
 	return -1;
 }
 
+/* Queues @wq_entry on @wq_head unless it is there still; the task's state is untouched. */
+static void waitvar_waitv_queue(struct wait_queue_head *wq_head,
+				struct wait_queue_entry *wq_entry)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&wq_head->lock, flags);
+	if (list_empty(&wq_entry->entry))
+		__add_wait_queue(wq_head, wq_entry);
+	spin_unlock_irqrestore(&wq_head->lock, flags);
+}
+
 /*
  * The loop of ___wait_var_event() over several queues: queue once on each
- * distinct variable's hashed wait queue, test every condition, sleep,
- * repeat.  A wake of one variable removes only its entry (autoremove), so
- * the loop can tell which variables woke it.
+ * distinct variable's hashed wait queue, set the task's state, test every
+ * condition, sleep, repeat.  A wake of one variable removes only its entry
+ * (autoremove), so the loop can tell which variables woke it.
+ *
+ * The state is set once, after the last queue, not per queue as
+ * prepare_to_wait_event() would: a wake that came between two queues took
+ * its entry off and made the task runnable, and setting the state again
+ * would undo that, so the task would sleep off that variable's queue and
+ * miss its next wake.  A wake before set_current_state() finds the task
+ * running and leaves its entry queued; set_current_state()'s barrier
+ * orders the queueing before the tests, pairing with the waker's barrier
+ * between its update and its waitqueue_active() check.
  */
 static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 				const struct waitvar_timeout *t, int *index)
@@ -327,10 +367,16 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 	while (*index < 0) {
 		long intr = 0;
 
-		for (i = 0; i < count && !intr; i++)
-			if (vw[i].queue == i)
-				intr = prepare_to_wait_event(vw[i].wq_head, &vw[i].wbq.wq_entry,
-							     state);
+		for (i = 0; i < count; i++) {
+			if (vw[i].queue != i)
+				continue;
+			waitvar_waitv_queue(vw[i].wq_head, &vw[i].wbq.wq_entry);
+			if (!i)
+				waitvar_test_waitv_delay();
+		}
+		set_current_state(state);
+		if (signal_pending_state(state, current))
+			intr = -ERESTARTSYS;
 		*index = waitvar_waitv_first(vw, count);
 		for (i = 0; slept && i < count; i++) {
 			if (!vw[i].woken)

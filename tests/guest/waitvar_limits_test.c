@@ -87,8 +87,11 @@ TEST_F(limits, features_report_the_commands_flags_ops_modes_and_semantics)
 	EXPECT_EQ(must, f.semantics & must) TH_LOG("semantics %#x", f.semantics);
 	EXPECT_EQ(0U, f.semantics & ~(must | WAITVAR_SEM_TEST_HOOKS))
 		TH_LOG("semantics %#x has bits this header does not know", f.semantics);
-	/* The test hooks are there exactly when their parameter is. */
+	/* The test hooks are there exactly when their parameters are. */
 	EXPECT_EQ(has_param("test_copyout_delay_ms"), !!(f.semantics & WAITVAR_SEM_TEST_HOOKS))
+		TH_LOG("semantics %#x", f.semantics);
+	EXPECT_EQ(has_param("test_waitv_queue_delay_ms"),
+		  !!(f.semantics & WAITVAR_SEM_TEST_HOOKS))
 		TH_LOG("semantics %#x", f.semantics);
 	for (i = 0; i < ARRAY_LEN(f.reserved); i++)
 		EXPECT_EQ(0U, f.reserved[i]) TH_LOG("reserved[%zu]", i);
