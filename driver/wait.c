@@ -7,7 +7,6 @@
  * wakeups from spurious ones.  Rules: internal.h.
  */
 #include <linux/bitops.h>
-#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
@@ -16,6 +15,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <linux/wait_bit.h>
 
@@ -32,21 +32,41 @@ unsigned int waitvar_max_uninterruptible_ms(void)
 }
 
 #ifdef CONFIG_WAITVAR_TEST_HOOKS
-static unsigned int test_waitv_queue_delay_ms;
-module_param(test_waitv_queue_delay_ms, uint, 0644);
-MODULE_PARM_DESC(test_waitv_queue_delay_ms,
-		 "Test builds: spin this long after WAITV queues its first variable");
+static unsigned int test_waitv_queue_hold_ms;
+module_param(test_waitv_queue_hold_ms, uint, 0644);
+MODULE_PARM_DESC(test_waitv_queue_hold_ms,
+		 "Test builds: after WAITV queues its first variable, spin until this is 0 again, at most this many ms");
 
-/* Widens the window between queueing a WAITV's first variable and the rest. */
-static void waitvar_test_waitv_delay(void)
+static atomic_t test_waitv_queue_holds = ATOMIC_INIT(0);
+
+static int waitvar_test_holds_get(char *buf, const struct kernel_param *kp)
 {
-	unsigned int ms = min(READ_ONCE(test_waitv_queue_delay_ms), 5000U);
+	return sysfs_emit(buf, "%d\n", atomic_read(&test_waitv_queue_holds));
+}
 
-	if (ms)
-		mdelay(ms);
+static const struct kernel_param_ops waitvar_test_holds_ops = {
+	.get = waitvar_test_holds_get,
+};
+module_param_cb(test_waitv_queue_holds, &waitvar_test_holds_ops, NULL, 0444);
+MODULE_PARM_DESC(test_waitv_queue_holds, "Test builds: how many WAITVs entered that hold");
+
+/*
+ * Holds a WAITV between queueing its first variable and the rest, until
+ * the test releases it: the test knows it is there by the count.
+ */
+static void waitvar_test_waitv_hold(void)
+{
+	unsigned int ms = min(READ_ONCE(test_waitv_queue_hold_ms), 5000U);
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	if (!ms)
+		return;
+	atomic_inc(&test_waitv_queue_holds);
+	while (READ_ONCE(test_waitv_queue_hold_ms) && time_before(jiffies, end))
+		cpu_relax();
 }
 #else
-static inline void waitvar_test_waitv_delay(void) { }
+static inline void waitvar_test_waitv_hold(void) { }
 #endif
 
 /* The end of every wait: destroyed, or op holds for the value. */
@@ -372,7 +392,7 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 				continue;
 			waitvar_waitv_queue(vw[i].wq_head, &vw[i].wbq.wq_entry);
 			if (!i)
-				waitvar_test_waitv_delay();
+				waitvar_test_waitv_hold();
 		}
 		set_current_state(state);
 		if (signal_pending_state(state, current))

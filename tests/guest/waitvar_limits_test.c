@@ -90,7 +90,7 @@ TEST_F(limits, features_report_the_commands_flags_ops_modes_and_semantics)
 	/* The test hooks are there exactly when their parameters are. */
 	EXPECT_EQ(has_param("test_copyout_delay_ms"), !!(f.semantics & WAITVAR_SEM_TEST_HOOKS))
 		TH_LOG("semantics %#x", f.semantics);
-	EXPECT_EQ(has_param("test_waitv_queue_delay_ms"),
+	EXPECT_EQ(has_param("test_waitv_queue_hold_ms"),
 		  !!(f.semantics & WAITVAR_SEM_TEST_HOOKS))
 		TH_LOG("semantics %#x", f.semantics);
 	for (i = 0; i < ARRAY_LEN(f.reserved); i++)

@@ -882,10 +882,8 @@ TEST_F_TIMEOUT(wakeup, set_never_loses_a_waitv_wakeup_on_a_mutex_variable, 150)
 
 /* 13. A wake that comes while WAITV queues is not undone */
 
-/* How long the driver spins after queueing a WAITV's first variable. */
-#define QW_DELAY_MS 1000
-/* When the wake for a value that does not satisfy the waiter comes. */
-#define QW_WAKE_AFTER_MS 300
+/* The longest the driver holds a WAITV between its first queue and the rest. */
+#define QW_HOLD_MS 5000
 /* How long the woken waiter may take to return (it needs a CPU). */
 #define QW_RETURN_MS 5000
 
@@ -903,7 +901,7 @@ FIXTURE_SETUP(waitv_queue)
 FIXTURE_TEARDOWN(waitv_queue)
 {
 	EXPECT_EQ(0, params_restore(&self->params))
-		TH_LOG("could not put test_waitv_queue_delay_ms back");
+		TH_LOG("could not put test_waitv_queue_hold_ms back");
 	close(self->fd);
 }
 
@@ -911,16 +909,11 @@ struct qw_waiter {
 	int fd;
 	struct waitvar_waitv_entry e[2];
 	atomic_int tid, done;
-	atomic_long sleeps0;	/* its voluntary context switches before the WAITV */
 	int ret;
 	uint64_t value;
 };
 
-/*
- * How often thread @tid went to sleep (voluntary context switches), or -1.
- * /proc's state letter cannot tell: it shows the state the task set, and
- * the driver spins with the state set, as a waiter does before it sleeps.
- */
+/* How often thread @tid went to sleep (voluntary context switches), or -1. */
 static long qw_sleeps(pid_t tid)
 {
 	char path[64], buf[2048], *p;
@@ -936,7 +929,6 @@ static void *qw_main(void *data)
 {
 	struct qw_waiter *w = data;
 
-	atomic_store(&w->sleeps0, qw_sleeps(gettid()));
 	atomic_store(&w->tid, gettid());
 	w->ret = waitvar_waitv(w->fd, w->e, 2, WAITVAR_MODE_INTERRUPTIBLE, 0, 0, &w->value);
 	atomic_store(&w->done, 1);
@@ -945,44 +937,49 @@ static void *qw_main(void *data)
 
 /*
  * A WAITV for "A == 2" or a never-true condition on B.  While the driver
- * spins between queueing A and queueing B, SET A = 1: its wake finds the
- * waiter's entry on A's queue, but the waiter's condition is still false.
- * Once the waiter sleeps, SET A = 2 must wake it: if the first wake took
- * its entry off A's queue and the waiter then slept without it, the second
- * finds nobody, and only a wake of B ends the WAITV.
+ * holds it between queueing A and queueing B (test_waitv_queue_holds says
+ * when it is there), SET A = 1: its wake finds the waiter's entry on A's
+ * queue, but the waiter's condition is still false.  Released, the waiter
+ * sleeps; SET A = 2 must wake it: if the first wake took its entry off A's
+ * queue and the waiter then slept without it, the second finds nobody,
+ * and only a wake of B ends the WAITV.
  */
 static void check_wake_while_queueing(struct __test_metadata *_metadata,
 				      FIXTURE_DATA(waitv_queue) *self, uint32_t lock)
 {
 	struct qw_waiter w = { .fd = self->fd };
 	struct waitvar_features f = driver_features();
+	unsigned int holds0 = 0, holds = 0;
 	long long deadline;
+	long sleeps = -1;
 	uint32_t a, b;
 	pthread_t thread;
 	bool slept, lost;
 
-	if (!(f.semantics & WAITVAR_SEM_TEST_HOOKS) || !has_param("test_waitv_queue_delay_ms"))
-		SKIP(return, "driver built without test hooks: no test_waitv_queue_delay_ms");
+	if (!(f.semantics & WAITVAR_SEM_TEST_HOOKS) || !has_param("test_waitv_queue_hold_ms"))
+		SKIP(return, "driver built without test hooks: no test_waitv_queue_hold_ms");
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, lock, &a));
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, lock, &b));
 	w.e[0] = (struct waitvar_waitv_entry){ .id = a, .op = WAITVAR_OP_EQ, .operand = 2 };
 	w.e[1] = (struct waitvar_waitv_entry){ .id = b, .op = WAITVAR_OP_EQ, .operand = 1 };
-	ASSERT_EQ(0, param_override(&self->params, "test_waitv_queue_delay_ms", QW_DELAY_MS));
+	ASSERT_EQ(0, get_param("test_waitv_queue_holds", &holds0));
+	ASSERT_EQ(0, param_override(&self->params, "test_waitv_queue_hold_ms", QW_HOLD_MS));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, qw_main, &w));
-	/* It spins in the driver's delay, then sleeps. */
-	while (!atomic_load(&w.tid))
-		usleep(1000);
-	ASSERT_LE(0, atomic_load(&w.sleeps0));
-	usleep(QW_WAKE_AFTER_MS * 1000);
-	EXPECT_EQ(atomic_load(&w.sleeps0), qw_sleeps(atomic_load(&w.tid)))
-		TH_LOG("the waiter slept before A was set to 1: it was not in the driver's delay");
-	EXPECT_EQ(0, waitvar_set(self->fd, a, 1));
-	deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-	while (!(slept = qw_sleeps(atomic_load(&w.tid)) > atomic_load(&w.sleeps0)) &&
+	deadline = now_ns() + QW_HOLD_MS * NSEC_PER_MSEC;
+	while (!get_param("test_waitv_queue_holds", &holds) && holds == holds0 &&
 	       !atomic_load(&w.done) && now_ns() < deadline)
 		usleep(1000);
-	EXPECT_TRUE(slept) TH_LOG("the waiter did not sleep after the delay");
-	EXPECT_EQ(0, param_override(&self->params, "test_waitv_queue_delay_ms", 0));
+	EXPECT_NE(holds0, holds) TH_LOG("the WAITV never reached the driver's hold");
+	if (holds != holds0)
+		sleeps = qw_sleeps(atomic_load(&w.tid));
+	EXPECT_EQ(0, waitvar_set(self->fd, a, 1));
+	/* Released, it queues on B, finds both conditions false and sleeps. */
+	EXPECT_EQ(0, param_override(&self->params, "test_waitv_queue_hold_ms", 0));
+	deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	while (!(slept = sleeps >= 0 && qw_sleeps(atomic_load(&w.tid)) > sleeps) &&
+	       !atomic_load(&w.done) && now_ns() < deadline)
+		usleep(1000);
+	EXPECT_TRUE(slept) TH_LOG("the waiter did not sleep after the hold");
 	EXPECT_EQ(0, waitvar_set(self->fd, a, 2));
 	deadline = now_ns() + QW_RETURN_MS * NSEC_PER_MSEC;
 	while (!atomic_load(&w.done) && now_ns() < deadline)
