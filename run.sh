@@ -35,8 +35,12 @@ Commands:
 
 Options:
   --arch ARCH       guest architecture ($(arch_names | paste -sd' ' -); default arm64)
-  --config NAME     kernel config: default or debug (default: default;
-                    'test' always uses debug)
+  --tree TREE       kernel tree: $(tree_names | paste -sd' ' -) (Debian's linux-source
+                    packages; default 6.1), or the path of a kernel source
+                    tree of your own, which the series is applied to a copy of
+  --config NAME     kernel config: $(config_names | paste -sd' ' -) (harness/kconfig/configs;
+                    default: default; 'test', 'stress' and 'fuzz' take a test
+                    kernel, debug unless given)
   --suite N[,N...]  run only these programs of tests/guest/suites (native),
                     no KUnit, no host checks: the edit-to-verdict loop
   --compat          with --suite: their 32-bit builds too
@@ -45,6 +49,8 @@ Options:
   --timeout SECS    guest watchdog: limit for each guest program, and the
                     base of QEMU's host-side limit (default 300)
   --share DIR       make host DIR visible read-only at /mnt/share (run, shell)
+  --matrix          with 'test': every cell of harness/matrix (arch, tree,
+                    config, module or built-in), each its own run; one table
   --in-tree         build /dev/waitvar into the kernel from the generated
                     series patch "misc: add /dev/waitvar" instead of
                     loading the out-of-tree module (own tree and build dirs)
@@ -101,10 +107,21 @@ arch_names() {
 	done
 }
 
+# The configs harness/kconfig/configs names.
+config_names() {
+	list_file "$TOP/harness/kconfig/configs" | awk '{ print $1 }'
+}
+
+# The trees harness/trees names.
+tree_names() {
+	list_file "$TOP/harness/trees" | cut -f1
+}
+
 # ---------------------------------------------------------------- options
 
 COMMAND=main
 ARCH=arm64
+TREE_ARG=6.1
 CONFIG=
 JOBS=$(nproc)
 TIMEOUT=300
@@ -112,6 +129,8 @@ TIMEOUT_GIVEN=0
 SHARE=
 VERBOSE=0
 IN_TREE=0
+MATRIX=0
+CELL_FLAGS=
 CLEAN_PART=
 GUEST_CMD=()
 SUITES=()
@@ -132,10 +151,12 @@ parse_args() {
 				shift
 			fi
 			;;
-		--arch) [ $# -ge 2 ] || die_usage "--arch needs a value"; ARCH=$2; shift ;;
-		--arch=*) ARCH=${1#*=} ;;
-		--config) [ $# -ge 2 ] || die_usage "--config needs a value"; CONFIG=$2; shift ;;
-		--config=*) CONFIG=${1#*=} ;;
+		--arch) [ $# -ge 2 ] || die_usage "--arch needs a value"; ARCH=$2 CELL_FLAGS+=" --arch"; shift ;;
+		--arch=*) ARCH=${1#*=} CELL_FLAGS+=" --arch" ;;
+		--tree) [ $# -ge 2 ] || die_usage "--tree needs a value"; TREE_ARG=$2 CELL_FLAGS+=" --tree"; shift ;;
+		--tree=*) TREE_ARG=${1#*=} CELL_FLAGS+=" --tree" ;;
+		--config) [ $# -ge 2 ] || die_usage "--config needs a value"; CONFIG=$2 CELL_FLAGS+=" --config"; shift ;;
+		--config=*) CONFIG=${1#*=} CELL_FLAGS+=" --config" ;;
 		--suite) [ $# -ge 2 ] || die_usage "--suite needs a value"; SUITE_ARG=$2 SUITE_GIVEN=1; shift ;;
 		--suite=*) SUITE_ARG=${1#*=} SUITE_GIVEN=1 ;;
 		--compat) COMPAT=1 ;;
@@ -147,7 +168,8 @@ parse_args() {
 		--share) [ $# -ge 2 ] || die_usage "--share needs a value"; SHARE=$2; shift ;;
 		--share=*) SHARE=${1#*=} ;;
 		--verbose | -v) VERBOSE=1 ;;
-		--in-tree) IN_TREE=1 ;;
+		--in-tree) IN_TREE=1 CELL_FLAGS+=" --in-tree" ;;
+		--matrix) MATRIX=1 ;;
 		-h | --help) usage; exit 0 ;;
 		--)
 			shift
@@ -159,21 +181,35 @@ parse_args() {
 		shift
 	done
 
+	if [ "$MATRIX" = 1 ]; then
+		[ "$COMMAND" = test ] || die_usage "--matrix is for 'test'"
+		[ -z "$CELL_FLAGS$SUITE_ARG" ] ||
+			die_usage "--matrix runs the cells of harness/matrix; drop${CELL_FLAGS}$([ -z "$SUITE_ARG" ] || echo ' --suite')"
+	fi
 	[ -f "$TOP/harness/arch/$ARCH.sh" ] ||
 		die_usage "unsupported --arch '$ARCH' (supported: $(arch_names | paste -sd' ' -))"
+	if ! tree_names | grep -qxF -- "$TREE_ARG"; then
+		case $TREE_ARG in
+		*/*)
+			if [ ! -f "$TREE_ARG/Makefile" ] || [ ! -d "$TREE_ARG/kernel" ]; then
+				die_usage "--tree: '$TREE_ARG' is not a kernel source tree (no Makefile and kernel/ there)"
+			fi
+			;;
+		*) die_usage "unknown --tree '$TREE_ARG' ($(tree_names | paste -sd' ' -), or a path with a '/')" ;;
+		esac
+		TREE_ARG=$(cd "$TREE_ARG" && pwd)
+	fi
 	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die_usage "-j needs a positive number, not '$JOBS'"
 	[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout needs a positive number of seconds, not '$TIMEOUT'"
 	case $COMMAND in
 	test | stress | fuzz)
-		[ -z "$CONFIG" ] || [ "$CONFIG" = debug ] || die_usage "'$COMMAND' runs on the debug kernel; drop --config $CONFIG"
-		CONFIG=debug
+		[ "$CONFIG" != default ] || die_usage "'$COMMAND' runs on a test kernel; drop --config $CONFIG"
+		CONFIG=${CONFIG:-debug}
 		;;
 	esac
 	CONFIG=${CONFIG:-default}
-	case $CONFIG in
-	default | debug) ;;
-	*) die_usage "unknown --config '$CONFIG' (default or debug)" ;;
-	esac
+	config_names | grep -qxF -- "$CONFIG" ||
+		die_usage "unknown --config '$CONFIG' ($(config_names | paste -sd' ' -))"
 	if [ "$COMMAND" = clean ] && [ "$IN_TREE" = 1 ]; then
 		die_usage "'clean' takes no --in-tree; 'clean kernel' drops both trees"
 	fi
@@ -237,19 +273,21 @@ parse_suites() {
 new_run_dir() {
 	local stamp
 	stamp=$(date +%Y%m%d-%H%M%S)
-	RUN_DIR=$CACHE/runs/$stamp-$COMMAND-$ARCH-$CONFIG
+	RUN_DIR=$CACHE/runs/$stamp-$COMMAND-$ARCH-$CONFIG$TREE_SUFFIX
 	mkdir -p "$RUN_DIR"
 	ln -sfn "$RUN_DIR" "$CACHE/runs/latest"
 }
 
 ensure_all_packages() {
-	ensure_packages "${KERNEL_PACKAGES[@]}" "${ARCH_PACKAGES[@]}" "${GUEST_PACKAGES[@]}" shellcheck
+	# shellcheck disable=SC2086 # none, or one package name
+	ensure_packages "${KERNEL_PACKAGES[@]}" $TREE_PACKAGE "${ARCH_PACKAGES[@]}" "${GUEST_PACKAGES[@]}" shellcheck
 }
 
 host_checks() {
 	"$TOP/tests/host/test-ktap-verdict.sh"
 	"$TOP/tests/host/test-lib.sh"
 	"$TOP/tests/host/test-run-usage.sh"
+	"$TOP/tests/host/test-apply-patch.sh"
 	"$TOP/tests/host/check-shell.sh"
 }
 
@@ -258,12 +296,15 @@ build_all() {
 	step packages ensure_all_packages
 	[ "$COMMAND" != test ] || [ ${#SUITES[@]} -gt 0 ] || step host-checks host_checks
 	step kernel-source ensure_kernel_source
-	[ "$COMMAND" != test ] || step check-series check_series
+	# The series is written against 6.1: its per-patch checks run there.
+	[ "$COMMAND" != test ] || [ "$TREE_NAME" != 6.1 ] || step check-series check_series
 	step apply-series apply_series
 	step configure configure_kernel
 	step build-kernel build_kernel
-	# The per-patch builds are the repo series' own: the in-tree run shares them.
-	[ "$COMMAND" != test ] || [ "$IN_TREE" = 1 ] || step build-each-patch build_each_patch
+	# The per-patch builds are the repo series' own, on its tree and in the
+	# full (debug) config: the matrix's other cells share them.
+	[ "$COMMAND" != test ] || [ "$IN_TREE" = 1 ] || [ "$TREE_NAME" != 6.1 ] ||
+		[ "$CONFIG" != debug ] || step build-each-patch build_each_patch
 	step build-module build_module
 	step build-userspace build_userspace
 	step rootfs ensure_rootfs
@@ -339,22 +380,80 @@ cmd_clean() {
 	fi
 }
 
+# The cells harness/matrix lists: arch, tree, config, device, one a line.
+matrix_cells() {
+	list_file "$TOP/harness/matrix" | awk '{ print $1, $2, $3, $4 }'
+}
+
+# test --matrix: each cell as its own './run.sh test', one after another
+# (builds on two cores in parallel only slow each other), on past a failing
+# cell; then one table, kept with the cells' logs.  Fails if any cell did.
+cmd_matrix() {
+	local arch tree config device args log rc t0 dir table failed_cells=0
+	local passed failed skipped splats verdict ktap
+	dir=$CACHE/runs/$(date +%Y%m%d-%H%M%S)-matrix
+	mkdir -p "$dir"
+	table=$dir/summary.txt
+	printf '%-28s %6s %6s %7s %6s  %-22s %8s\n' cell passed failed skipped splats verdict wall >"$table"
+	while read -r arch tree config device; do
+		args=(test --arch "$arch" --tree "$tree" --config "$config" -j "$JOBS")
+		[ "$device" != built-in ] || args+=(--in-tree)
+		[ "$TIMEOUT_GIVEN" = 0 ] || args+=(--timeout "$TIMEOUT")
+		[ "$VERBOSE" = 0 ] || args+=(--verbose)
+		log=$dir/$arch-$tree-$config-$device.log
+		echo "=== cell $arch/$tree/$config/$device: ./run.sh ${args[*]}" >&2
+		t0=$SECONDS
+		set +e
+		"$TOP/run.sh" "${args[@]}" </dev/null 2>&1 | tee "$log" >&2
+		rc=${PIPESTATUS[0]}
+		set -e
+		passed='' failed=''
+		read -r passed failed < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1) || true
+		skipped=$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$log" | tail -n 1)
+		splats=$(awk '/^kernel splat in the guest log:/ { on = 1; next } on && /^  / { n++ } END { print n + 0 }' "$log")
+		ktap=$(sed -n 's/^KTAP: //p' "$log" | tail -n 1)
+		case $rc in
+		0) verdict=pass ;;
+		"$EX_FAILED") verdict="FAIL (tests)" ;;
+		"$EX_TIMEOUT") verdict="FAIL (timeout)" ;;
+		"$EX_SPLAT") verdict="FAIL (splat)" ;;
+		*) verdict="FAIL (harness, $rc)" ;;
+		esac
+		[ "$rc" = 0 ] || failed_cells=$((failed_cells + 1))
+		printf '%-28s %6s %6s %7s %6s  %-22s %7ss\n' "$arch/$tree/$config/$device" \
+			"${passed:--}" "${failed:--}" "${skipped:-0}" "$splats" "$verdict" \
+			$((SECONDS - t0)) >>"$table"
+		[ -z "$ktap" ] || echo "#   $arch/$tree/$config/$device: $ktap" >>"$dir/ktap-files"
+	done < <(matrix_cells)
+	echo >&2
+	cat "$table"
+	[ ! -f "$dir/ktap-files" ] || { echo "results.ktap of each cell:"; sed 's/^#   /  /' "$dir/ktap-files"; }
+	echo "matrix: $failed_cells of $(matrix_cells | wc -l) cells failed; logs: $dir"
+	[ "$failed_cells" = 0 ] || return "$EX_FAILED"
+}
+
 main() {
 	parse_args "$@"
 	if [ "$COMMAND" = clean ]; then
 		cmd_clean
 		return 0
 	fi
+	if [ "$MATRIX" = 1 ]; then
+		mkdir -p "$CACHE"
+		touch "$CACHE/.waitvar-cache"
+		cmd_matrix
+		return
+	fi
 	# shellcheck source=harness/arch/arm64.sh
 	. "$TOP/harness/arch/$ARCH.sh"
 	mkdir -p "$CACHE"
 	touch "$CACHE/.waitvar-cache"
 	kernel_ccache_env
-	device_plan
 	kernel_plan
+	device_plan
 	guest_plan
 	new_run_dir
-	echo "waitvar $COMMAND: arch $ARCH, kernel config $CONFIG, logs in $RUN_DIR" >&2
+	echo "waitvar $COMMAND: arch $ARCH, tree $TREE_NAME, kernel config $CONFIG, logs in $RUN_DIR" >&2
 
 	# One build at a time per cache; guests of earlier runs may still be up.
 	exec 9>"$CACHE/.build.lock"

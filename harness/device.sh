@@ -2,12 +2,13 @@
 # The device stage: /dev/waitvar as a module built against the kernel's O=
 # dir (or, --in-tree, the series patch generated from driver/), and the
 # guest programs: libwaitvar, waitvarctl and the suites, native and 32-bit.
-# Sourced by run.sh after lib.sh and harness/arch/$ARCH.sh.
+# Sourced by run.sh after lib.sh and harness/arch/$ARCH.sh; device_plan
+# runs after kernel_plan.
 # shellcheck disable=SC2153 # TREE, CROSS...: globals of kernel.sh and the arch file
 
 # device_plan: the paths of this run's device and programs (globals).
 device_plan() {
-	MOD_BUILD=$CACHE/build/$ARCH-$CONFIG/driver
+	MOD_BUILD=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/driver
 	USER_BUILD=$CACHE/build/$ARCH/userspace
 	COMPAT_BUILD=$CACHE/build/$ARCH/userspace-compat
 }

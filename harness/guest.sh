@@ -8,8 +8,8 @@ GUEST_PACKAGES=(debootstrap qemu-user-static binfmt-support e2fsprogs)
 
 # guest_plan: the paths of this run's image and staged files (globals).
 guest_plan() {
-	STAGE=$CACHE/build/$ARCH-$CONFIG/stage
-	[ "$IN_TREE" = 0 ] || STAGE=$CACHE/build/$ARCH-$CONFIG-in-tree/stage
+	STAGE=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/stage
+	[ "$IN_TREE" = 0 ] || STAGE=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX-in-tree/stage
 	local overlay
 	mapfile -t overlay < <(find "$TOP/rootfs/overlay" -type f | LC_ALL=C sort)
 	ROOTFS_PACKAGES=$(list_file "$TOP/rootfs/packages" | paste -sd, -)
@@ -181,8 +181,25 @@ boot_step() {
 	printf 'done %4ss  qemu exit %s\n' $((SECONDS - t0)) "$QEMU_RC" >&2
 }
 
+# What ran, for the head of results.ktap: a CI system that takes one KTAP
+# file per job can tell the matrix's cells apart by it.
+cell_header() {
+	local f names=()
+	for f in "${FRAGMENTS[@]}"; do
+		if [ "$f" = "$ARCH_FRAGMENT" ]; then
+			names+=("arch-$ARCH")
+		else
+			f=${f##*/}
+			names+=("${f%.config}")
+		fi
+	done
+	echo "waitvar cell: arch $ARCH, tree $(tree_label), config $CONFIG" \
+		"($(IFS=+; echo "${names[*]}")), device $([ "$IN_TREE" = 1 ] && echo built-in || echo module)"
+}
+
 verdict() {
 	local args=(--console "$RUN_DIR/console.log" --ktap "$RUN_DIR/results.ktap")
+	args+=(--header "$(cell_header)")
 	# The runner's plan: module load, each suite, each KUnit module, unload.
 	args+=(--expect-plan $(($(count_suites) + $(find "$STAGE/kunit" -name '*.ko' | wc -l) + 2)))
 	[ ! -f "$RUN_DIR/guest/dmesg.txt" ] || args+=(--dmesg "$RUN_DIR/guest/dmesg.txt")

@@ -3,31 +3,81 @@
 # and applied to a copy, configured from fragments and built out of tree.
 # Sourced by run.sh after lib.sh, harness/arch/$ARCH.sh and device.sh.
 
-KERNEL_TREE=6.1
-# shellcheck disable=SC2034 # read by run.sh
-KERNEL_PACKAGES=("linux-source-$KERNEL_TREE" bc flex bison libssl-dev libelf-dev
+# shellcheck disable=SC2034 # read by run.sh (with the tree's package)
+KERNEL_PACKAGES=(bc flex bison libssl-dev libelf-dev
 	ccache make gcc rsync patch kmod cpio xz-utils python3-ply python3-git)
+
+# tree_plan: the kernel tree --tree names (globals).  A name in
+# harness/trees is a Debian linux-source package, unpacked once into the
+# cache; a path is the user's tree, copied before the series is applied.
+# TREE_SUFFIX tells the cache's trees, build dirs and logs apart (none for
+# 6.1, the default, whose cache paths predate --tree).
+tree_plan() {
+	local line
+	line=$(list_file "$TOP/harness/trees" | awk -F'\t' -v t="$TREE_ARG" '$1 == t')
+	TREE_NAME=$TREE_ARG TREE_PACKAGE='' TREE_TESTED=''
+	if [ -n "$line" ]; then
+		TREE_PACKAGE=$(cut -f2 <<<"$line")
+		TREE_TESTED=$(cut -f3 <<<"$line")
+		SRC=$CACHE/src/$TREE_PACKAGE
+		TREE_SUFFIX=-$TREE_NAME
+		[ "$TREE_NAME" != 6.1 ] || TREE_SUFFIX=
+	else
+		SRC=$TREE_ARG
+		TREE_SUFFIX=-tree-$(hash_text "$TREE_ARG" | cut -c1-8)
+	fi
+}
+
+# What identifies the tree's content: the package version, or for a tree
+# of the user's own, its git commit and uncommitted changes (else its
+# version and newest file), so that a changed tree is applied to again.
+source_key() {
+	if [ -n "$TREE_PACKAGE" ]; then
+		cat "$SRC/.waitvar-source"
+	elif git -C "$SRC" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+		echo "$SRC $(git -C "$SRC" rev-parse HEAD) $(git -C "$SRC" status --porcelain | sha256sum | cut -c1-16)"
+	else
+		echo "$SRC $(make -s -C "$SRC" kernelversion) $(find "$SRC" -type f -printf '%T@\n' | sort -n | tail -n 1)"
+	fi
+}
+
+# What --tree names, for messages and the results' header.
+tree_label() {
+	if [ -n "$TREE_PACKAGE" ]; then
+		echo "$TREE_NAME ($TREE_PACKAGE $(cat "$SRC/.waitvar-source" 2>/dev/null || echo '?'))"
+	else
+		echo "$SRC ($(make -s -C "$SRC" kernelversion 2>/dev/null || echo '?'))"
+	fi
+}
 
 # The patch files of kernel-patches/series, in order.
 series_patches() {
 	list_file "$TOP/kernel-patches/series" | sed "s|^|$TOP/kernel-patches/|"
 }
 
+# config_names_fragments NAME: the fragments config NAME merges (configs).
+config_names_fragments() {
+	list_file "$TOP/harness/kconfig/configs" | awk -v c="$1" '$1 == c { for (i = 2; i <= NF; i++) print $i }'
+}
+
 # The config fragments merged onto allnoconfig, in order; the arch's own
 # options (ARCH_KCONFIG) are written to a fragment of the cache's.
 config_fragments() {
+	local f
 	printf '%s\n' "$TOP/harness/kconfig/base.config" "$ARCH_FRAGMENT"
-	[ "$CONFIG" = default ] || printf '%s\n' "$TOP/harness/kconfig/$CONFIG.config"
+	for f in $(config_names_fragments "$CONFIG"); do
+		printf '%s\n' "$TOP/harness/kconfig/$f.config"
+	done
 	[ "$IN_TREE" = 0 ] || printf '%s\n' "$TOP/harness/kconfig/in-tree.config"
 }
 
 # kernel_plan: the paths and keys of this run's kernel (globals).
 kernel_plan() {
-	SRC=$CACHE/src/linux-source-$KERNEL_TREE
-	TREE=$CACHE/kernel/tree
-	KBUILD=$CACHE/kernel/build/$ARCH-$CONFIG
+	tree_plan
+	TREE=$CACHE/kernel/tree$TREE_SUFFIX
+	KBUILD=$CACHE/kernel/build/$ARCH-$CONFIG$TREE_SUFFIX
 	if [ "$IN_TREE" = 1 ]; then
-		TREE=$CACHE/kernel/tree-in-tree
+		TREE=$CACHE/kernel/tree$TREE_SUFFIX-in-tree
 		KBUILD=$KBUILD-in-tree
 	fi
 	# Named by its content: another checkout sharing the cache never
@@ -51,7 +101,7 @@ kernel_plan() {
 		local inputs
 		mapfile -t inputs < <(device_patch_inputs)
 		SERIES_HASH=$(hash_files "$TOP/kernel-patches/series" "${PATCHES[@]}" "${inputs[@]}")
-		DEVICE_PATCH=$CACHE/kernel/in-tree/$(printf '%04d' $((${#PATCHES[@]} + 1)))-misc-add-dev-waitvar.patch
+		DEVICE_PATCH=$CACHE/kernel/in-tree$TREE_SUFFIX/$(printf '%04d' $((${#PATCHES[@]} + 1)))-misc-add-dev-waitvar.patch
 	fi
 	CONFIG_HASH=$(hash_text "$SERIES_HASH" "$(cat "${FRAGMENTS[@]}")")
 }
@@ -68,26 +118,51 @@ kernel_ccache_env() {
 }
 
 ensure_kernel_source() {
-	local tarball=/usr/src/linux-source-$KERNEL_TREE.tar.xz version
-	version=$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_TREE")
+	local tarball=/usr/src/$TREE_PACKAGE.tar.xz version
+	if [ -z "$TREE_PACKAGE" ]; then
+		echo "the tree of your own at $SRC: $(tree_label)"
+		return 0
+	fi
+	version=$(dpkg-query -W -f='${Version}' "$TREE_PACKAGE")
+	[[ " $TREE_TESTED " == *" $version "* ]] ||
+		echo "note: the series was last tested on $TREE_PACKAGE $TREE_TESTED, not $version"
 	if stamp_matches "$SRC/.waitvar-source" "$version"; then
-		echo "linux-source-$KERNEL_TREE $version unpacked"
+		echo "$TREE_PACKAGE $version unpacked"
 		return 0
 	fi
 	rm -rf "$SRC" "$SRC.tmp"
 	mkdir -p "$SRC.tmp"
 	tar -xJf "$tarball" -C "$SRC.tmp"
-	mv "$SRC.tmp/linux-source-$KERNEL_TREE" "$SRC"
+	mv "$SRC.tmp/$TREE_PACKAGE" "$SRC"
 	rmdir "$SRC.tmp"
 	stamp_write "$SRC/.waitvar-source" "$version"
-	echo "unpacked linux-source-$KERNEL_TREE $version"
+	echo "unpacked $TREE_PACKAGE $version"
+}
+
+# apply_patch DIR PATCH: applies PATCH to DIR, or fails naming the patch,
+# the tree and each file it could not patch.
+apply_patch() {
+	local dir=$1 p=$2 out
+	if out=$(patch -d "$dir" -p1 --batch --forward --no-backup-if-mismatch <"$p" 2>&1); then
+		printf '%s\n' "$out"
+		return 0
+	fi
+	printf '%s\n' "$out"
+	echo "${p##*/} does not apply to $(tree_label):"
+	printf '%s\n' "$out" | awk '
+		/^patching file / { f = $3 }
+		/^\|\+\+\+ / { f = $2; sub(/^b\//, "", f) }
+		/FAILED at/ { print "  " f ": " $0 }
+		/^No file to patch/ { print "  " f ": no such file" }
+		/Reversed \(or previously applied\)/ { print "  " f ": already applied" }'
+	return 1
 }
 
 # Each patch applies to a pristine tree and is checkpatch --strict and
 # kernel-doc clean; redone only when the series or the checker changes.
 check_series() {
 	local stamp=$CACHE/kernel/series-check.ok key
-	key="$REPO_SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh" "$TOP/harness/lib.sh") $(cat "$SRC/.waitvar-source")"
+	key="$REPO_SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh" "$TOP/harness/lib.sh") $(source_key)"
 	if stamp_matches "$stamp" "$key"; then
 		cat "$CACHE/kernel/series-check.tap"
 		echo "series $REPO_SERIES_HASH checked before: applies, checkpatch --strict clean"
@@ -104,17 +179,23 @@ progress_check_series() {
 }
 
 apply_series() {
-	local stamp=$TREE/.waitvar-series new=$CACHE/kernel/tree.new p key
-	key="$SERIES_HASH $(cat "$SRC/.waitvar-source")"
+	local stamp=$TREE/.waitvar-series new=$TREE.new p key
+	key="$SERIES_HASH $(source_key)"
 	if stamp_matches "$stamp" "$key"; then
 		echo "series $SERIES_HASH applied (${#PATCHES[@]} patches$([ "$IN_TREE" = 0 ] || echo ' + /dev/waitvar'))"
 		return 0
 	fi
 	rm -rf "$new"
-	cp -a "$SRC" "$new"
+	if [ -n "$TREE_PACKAGE" ]; then
+		cp -a "$SRC" "$new"
+	else
+		# Not its history; and the O= build needs a tree without a build.
+		rsync -a --exclude=.git "$SRC/" "$new/"
+		make -s -C "$new" mrproper
+	fi
 	for p in "${PATCHES[@]}"; do
 		echo "applying ${p##*/}"
-		patch -d "$new" -p1 --batch --forward --no-backup-if-mismatch <"$p"
+		apply_patch "$new" "$p"
 	done
 	[ "$IN_TREE" = 0 ] || add_device_patch "$new"
 	stamp_write "$new/.waitvar-series" "$key"

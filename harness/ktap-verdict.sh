@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # ktap-verdict.sh: the host's verdict on a guest run.
 #
-#   ktap-verdict.sh --console LOG [--dmesg LOG] [--ktap OUT] [--timed-out]
-#                   [--expect-plan N]
+#   ktap-verdict.sh --console LOG [--dmesg LOG] [--ktap OUT [--header TEXT]]
+#                   [--timed-out] [--expect-plan N]
 #   ktap-verdict.sh --splats-only --console LOG [--dmesg LOG]
 #
 # Takes the runner's KTAP from the console log (kernel lines, which carry a
 # printk timestamp, are left out), checks every plan at every depth, counts
-# leaf results, and scans the console and dmesg for kernel splats.
+# leaf results, and scans the console and dmesg for kernel splats.  OUT
+# gets the KTAP, TEXT's lines as comments after its version line.
 # Exit: 0 pass, 1 a test failed or the KTAP is missing/short, 2 the guest
 # timed out, 3 a kernel panic or splat.  The last line printed is
 # "N passed, N failed".
@@ -16,12 +17,13 @@ set -euo pipefail
 # shellcheck source=harness/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-console='' dmesg='' ktap_out='' timed_out=0 splats_only=0 expect_plan=''
+console='' dmesg='' ktap_out='' timed_out=0 splats_only=0 expect_plan='' header=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--console) console=$2; shift ;;
 	--dmesg) dmesg=$2; shift ;;
 	--ktap) ktap_out=$2; shift ;;
+	--header) header=$2; shift ;;
 	--timed-out) timed_out=1 ;;
 	--expect-plan) expect_plan=$2; shift ;;
 	--splats-only) splats_only=1 ;;
@@ -37,7 +39,7 @@ splat_re='Kernel panic|BUG:|WARNING:|Oops|Unable to handle kernel|Internal error
 splat_re+='kernel BUG at|possible circular locking|possible recursive locking|'
 splat_re+='inconsistent lock state|suspicious RCU usage|KASAN|UBSAN|'
 splat_re+='blocked for more than|hung_task|unreferenced object|suspected memory leak|'
-splat_re+='general protection fault|stack-protector|Call trace:'
+splat_re+='general protection fault|stack-protector|Call trace:|Call Trace:'
 
 splats() {
 	local logs=("$console")
@@ -58,7 +60,11 @@ trap 'rm -f "$ktap"' EXIT
 tr -d '\r' <"$console" |
 	grep -vE '^\[ *[0-9]+\.[0-9]+\]' |
 	awk 'started || $0 == "KTAP version 1" { started = 1; print }' >"$ktap" || true
-[ -z "$ktap_out" ] || cp "$ktap" "$ktap_out"
+# The header (what ran: the matrix cell) follows the version line.
+[ -z "$ktap_out" ] || awk -v h="$header" '
+	{ print }
+	NR == 1 && h != "" { n = split(h, l, "\n"); for (i = 1; i <= n; i++) print "# " l[i] }' \
+	"$ktap" >"$ktap_out"
 
 # Prints problems (one per line), then "counts PASS FAIL SKIP".
 parse_ktap() {

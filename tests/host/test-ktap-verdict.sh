@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cases=("$here"/verdict-cases/*.console)
 echo "TAP version 13"
-echo "1..${#cases[@]}"
+echo "1..$((${#cases[@]} + 1))"
 n=0 bad=0
 for c in "${cases[@]}"; do
 	n=$((n + 1))
@@ -30,4 +30,17 @@ for c in "${cases[@]}"; do
 		bad=$((bad + 1))
 	fi
 done
+# --header: its lines follow the KTAP version line of the copy (--ktap).
+n=$((n + 1))
+out=$(mktemp)
+"$here/../../harness/ktap-verdict.sh" --console "$here/verdict-cases/pass-nested.console" \
+	--ktap "$out" --header $'waitvar cell: arch x\nsecond line' >/dev/null 2>&1 || true
+if [ "$(head -n 3 "$out")" = $'KTAP version 1\n# waitvar cell: arch x\n# second line' ]; then
+	echo "ok $n header lines after the version line"
+else
+	echo "not ok $n header lines after the version line"
+	head -n 3 "$out" | sed 's/^/#   /'
+	bad=$((bad + 1))
+fi
+rm -f "$out"
 [ "$bad" = 0 ]

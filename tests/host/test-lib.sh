@@ -4,23 +4,8 @@
 # any check fails.
 set -euo pipefail
 
-TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=harness/lib.sh
-. "$TOP/harness/lib.sh"
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-n=0 bad=0
-check() {
-	n=$((n + 1))
-	if [ "$2" = "$3" ]; then
-		echo "ok $n $1"
-	else
-		echo "not ok $n $1"
-		printf '# want: %s\n# got:  %s\n' "${3//$'\n'/|}" "${2//$'\n'/|}"
-		bad=$((bad + 1))
-	fi
-}
+# shellcheck source=tests/host/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 echo "TAP version 13"
 echo "1..8"
