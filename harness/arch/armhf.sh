@@ -37,4 +37,7 @@ ARCH_KCONFIG=(
 	CONFIG_SERIAL_AMBA_PL011_CONSOLE=y
 	CONFIG_PCI_HOST_GENERIC=y
 	CONFIG_HIGHMEM=y
+	# The time32 syscalls: armhf glibc still calls futex(2), and init dies
+	# of "The futex facility returned an unexpected error code" without.
+	CONFIG_COMPAT_32BIT_TIME=y
 )
