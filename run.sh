@@ -197,7 +197,7 @@ parse_args() {
 			;;
 		*) die_usage "unknown --tree '$TREE_ARG' ($(tree_names | paste -sd' ' -), or a path with a '/')" ;;
 		esac
-		TREE_ARG=$(cd "$TREE_ARG" && pwd)
+		TREE_ARG=$(CDPATH='' cd -- "$TREE_ARG" >/dev/null && pwd)
 	fi
 	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die_usage "-j needs a positive number, not '$JOBS'"
 	[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout needs a positive number of seconds, not '$TIMEOUT'"
@@ -395,12 +395,20 @@ cmd_matrix() {
 	mkdir -p "$dir"
 	table=$dir/summary.txt
 	printf '%-28s %6s %6s %7s %6s  %-22s %8s\n' cell passed failed skipped splats verdict wall >"$table"
+	[ -n "$(matrix_cells)" ] || { echo "run.sh: harness/matrix lists no cell" >&2; return "$EX_HARNESS"; }
 	while read -r arch tree config device; do
 		args=(test --arch "$arch" --tree "$tree" --config "$config" -j "$JOBS")
-		[ "$device" != built-in ] || args+=(--in-tree)
+		case $device in
+		module) ;;
+		built-in) args+=(--in-tree) ;;
+		*)
+			echo "run.sh: harness/matrix: cell '$arch $tree $config $device': the device is module or built-in" >&2
+			return "$EX_HARNESS"
+			;;
+		esac
 		[ "$TIMEOUT_GIVEN" = 0 ] || args+=(--timeout "$TIMEOUT")
 		[ "$VERBOSE" = 0 ] || args+=(--verbose)
-		log=$dir/$arch-$tree-$config-$device.log
+		log=$dir/$arch-${tree//\//_}-$config-$device.log
 		echo "=== cell $arch/$tree/$config/$device: ./run.sh ${args[*]}" >&2
 		t0=$SECONDS
 		set +e
@@ -409,9 +417,10 @@ cmd_matrix() {
 		set -e
 		passed='' failed=''
 		read -r passed failed < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1) || true
-		skipped=$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$log" | tail -n 1)
-		splats=$(awk '/^kernel splat in the guest log:/ { on = 1; next } on && /^  / { n++ } END { print n + 0 }' "$log")
-		ktap=$(sed -n 's/^KTAP: //p' "$log" | tail -n 1)
+		skipped=$(sed -n 's/^\([0-9]*\) skipped$/\1/p' "$log" | tail -n 1) || true
+		splats=$(awk '/^kernel splat in the guest log:/ { on = 1; next }
+			on && /^  / { n++; next } { on = 0 } END { print n + 0 }' "$log") || true
+		ktap=$(sed -n 's/^KTAP: //p' "$log" | tail -n 1) || true
 		case $rc in
 		0) verdict=pass ;;
 		"$EX_FAILED") verdict="FAIL (tests)" ;;

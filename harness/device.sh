@@ -85,7 +85,9 @@ build_userspace() {
 	# make trusts mtimes; another checkout sharing this cache may have built
 	# newer files from other sources: start again when the sources differ.
 	local key stamp=$USER_BUILD.sources
-	key=$(hash_files "$TOP"/tests/guest/* "$TOP"/userspace/* "$TOP/driver/include/uapi/linux/waitvar.h")
+	# The kselftest harness comes from the tree: another tree, another build.
+	key=$(hash_files "$TOP"/tests/guest/* "$TOP"/userspace/* "$TOP/driver/include/uapi/linux/waitvar.h" \
+		"$TREE"/tools/testing/selftests/kselftest*.h)
 	if ! stamp_matches "$stamp" "$key"; then
 		rm -rf "$USER_BUILD" "$COMPAT_BUILD"
 		mkdir -p "${USER_BUILD%/*}"

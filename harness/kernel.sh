@@ -29,13 +29,17 @@ tree_plan() {
 }
 
 # What identifies the tree's content: the package version, or for a tree
-# of the user's own, its git commit and uncommitted changes (else its
-# version and newest file), so that a changed tree is applied to again.
+# of the user's own, its git commit, uncommitted changes and untracked
+# files (else its version and newest file), so that a changed tree is
+# applied to, configured and built again.
 source_key() {
 	if [ -n "$TREE_PACKAGE" ]; then
 		cat "$SRC/.waitvar-source"
-	elif git -C "$SRC" rev-parse --verify -q HEAD >/dev/null 2>&1; then
-		echo "$SRC $(git -C "$SRC" rev-parse HEAD) $(git -C "$SRC" status --porcelain | sha256sum | cut -c1-16)"
+	elif [ "$(git -C "$SRC" rev-parse --show-toplevel 2>/dev/null)" = "$SRC" ]; then
+		echo "$SRC $(git -C "$SRC" rev-parse HEAD) $({
+			git -C "$SRC" diff HEAD --binary
+			git -C "$SRC" ls-files -o --exclude-standard -z | (cd "$SRC" && xargs -0 -r sha256sum)
+		} | sha256sum | cut -c1-16)"
 	else
 		echo "$SRC $(make -s -C "$SRC" kernelversion) $(find "$SRC" -type f -printf '%T@\n' | sort -n | tail -n 1)"
 	fi
@@ -210,9 +214,15 @@ apply_series() {
 	echo "series $SERIES_HASH applied (${#PATCHES[@]} patches$([ "$IN_TREE" = 0 ] || echo " + ${DEVICE_PATCH##*/}"))"
 }
 
+# The key of what a build dir holds: the config and the patched tree
+# (a new package version or a changed tree of the user's is rebuilt).
+build_key() {
+	echo "$CONFIG_HASH $(cat "$TREE/.waitvar-series")"
+}
+
 configure_kernel() {
 	local stamp=$KBUILD/.waitvar-config line name missing=()
-	if stamp_matches "$stamp" "$CONFIG_HASH" && [ -f "$KBUILD/.config" ]; then
+	if stamp_matches "$stamp" "$(build_key)" && [ -f "$KBUILD/.config" ]; then
 		echo "config $CONFIG_HASH up to date"
 		return 0
 	fi
@@ -239,20 +249,20 @@ configure_kernel() {
 		printf '  %s\n' "${missing[@]}"
 		return 1
 	fi
-	stamp_write "$stamp" "$CONFIG_HASH"
+	stamp_write "$stamp" "$(build_key)"
 	echo "config $CONFIG_HASH: all fragment options set"
 }
 
 build_kernel() {
 	local stamp=$KBUILD/.waitvar-built
-	if stamp_matches "$stamp" "$CONFIG_HASH" && [ -f "$KBUILD/$KIMAGE" ]; then
+	if stamp_matches "$stamp" "$(build_key)" && [ -f "$KBUILD/$KIMAGE" ]; then
 		echo "kernel $CONFIG_HASH up to date"
 		return 0
 	fi
 	kmake "$KIMAGE_TARGET" modules
 	# What a build of this config makes: the next build's progress measure.
 	find "$KBUILD" -name '*.o' | wc -l >"$KBUILD/.waitvar-objects"
-	stamp_write "$stamp" "$CONFIG_HASH"
+	stamp_write "$stamp" "$(build_key)"
 	echo "built $KBUILD/$KIMAGE"
 }
 

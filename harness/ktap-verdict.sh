@@ -48,10 +48,12 @@ splats() {
 }
 
 splat_lines=$(splats)
+splat_list=()
+[ -z "$splat_lines" ] || mapfile -t splat_list <<<"$splat_lines"
 if [ "$splats_only" = 1 ]; then
 	[ -z "$splat_lines" ] && exit 0
 	echo "kernel splat in the guest log:" >&2
-	printf '  %s\n' "$splat_lines" >&2
+	printf '  %s\n' "${splat_list[@]}" >&2
 	exit "$EX_SPLAT"
 fi
 
@@ -61,9 +63,10 @@ tr -d '\r' <"$console" |
 	grep -vE '^\[ *[0-9]+\.[0-9]+\]' |
 	awk 'started || $0 == "KTAP version 1" { started = 1; print }' >"$ktap" || true
 # The header (what ran: the matrix cell) follows the version line.
-[ -z "$ktap_out" ] || awk -v h="$header" '
+[ -z "$ktap_out" ] || HEADER=$header awk '
 	{ print }
-	NR == 1 && h != "" { n = split(h, l, "\n"); for (i = 1; i <= n; i++) print "# " l[i] }' \
+	NR == 1 && ENVIRON["HEADER"] != "" {
+		n = split(ENVIRON["HEADER"], l, "\n"); for (i = 1; i <= n; i++) print "# " l[i] }' \
 	"$ktap" >"$ktap_out"
 
 # Prints problems (one per line), then "counts PASS FAIL SKIP".
@@ -152,7 +155,7 @@ if [ "$timed_out" = 1 ]; then
 fi
 if [ -n "$splat_lines" ]; then
 	echo "kernel splat in the guest log:"
-	printf '  %s\n' "$splat_lines"
+	printf '  %s\n' "${splat_list[@]}"
 	rc=$EX_SPLAT
 fi
 [ -z "$ktap_out" ] || echo "KTAP: $ktap_out"
