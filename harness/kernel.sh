@@ -116,9 +116,13 @@ kmake() {
 }
 
 # Paths are relative to the cache in ccache's hash, so hits survive a move.
+# Depend mode: a miss costs no extra preprocessor run (about a fifth of a
+# cold kernel build's compile time in the default mode); hits come from the
+# dependency list the compiler writes anyway (-Wp,-MMD).
 kernel_ccache_env() {
 	export CCACHE_BASEDIR=$CACHE
 	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+	export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 }
 
 ensure_kernel_source() {
