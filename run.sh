@@ -385,34 +385,64 @@ matrix_cells() {
 	list_file "$TOP/harness/matrix" | awk '{ print $1, $2, $3, $4 }'
 }
 
-# test --matrix: each cell as its own './run.sh test', one after another
-# (builds on two cores in parallel only slow each other), on past a failing
-# cell; then one table, kept with the cells' logs.  Fails if any cell did.
+# The arguments of './run.sh build' and 'test' for one cell, one per line.
+matrix_cell_args() {
+	local arch=$1 tree=$2 config=$3 device=$4
+	printf '%s\n' --arch "$arch" --tree "$tree" --config "$config" -j "$JOBS"
+	[ "$device" = module ] || echo --in-tree
+}
+
+# test --matrix: each cell as its own './run.sh build' then './run.sh test',
+# one after another, on past a failing cell; then one table, kept with the
+# cells' logs.  Fails if any cell did.  While a cell's tests run, the next
+# cell's build runs in the background at nice 19: it takes only the CPU
+# the guest (or a build's serial steps) leaves idle, and the next cell's
+# own build then finds it done.  The two never share a build dir, a
+# rootfs image being built, or apt (see README.md, "The matrix").
 cmd_matrix() {
-	local arch tree config device args log rc t0 dir table failed_cells=0
-	local passed failed skipped splats verdict ktap
+	local arch tree config device log rc t0 t_all=$SECONDS dir table failed_cells=0
+	local passed failed skipped splats verdict ktap i next_pid=''
+	local -a cells args next
 	dir=$CACHE/runs/$(date +%Y%m%d-%H%M%S)-matrix
 	mkdir -p "$dir"
 	table=$dir/summary.txt
 	printf '%-28s %6s %6s %7s %6s  %-22s %8s\n' cell passed failed skipped splats verdict wall >"$table"
-	[ -n "$(matrix_cells)" ] || { echo "run.sh: harness/matrix lists no cell" >&2; return "$EX_HARNESS"; }
-	while read -r arch tree config device; do
-		args=(test --arch "$arch" --tree "$tree" --config "$config" -j "$JOBS")
+	mapfile -t cells < <(matrix_cells)
+	[ ${#cells[@]} -gt 0 ] || { echo "run.sh: harness/matrix lists no cell" >&2; return "$EX_HARNESS"; }
+	for ((i = 0; i < ${#cells[@]}; i++)); do
+		read -r arch tree config device <<<"${cells[i]}"
 		case $device in
-		module) ;;
-		built-in) args+=(--in-tree) ;;
+		module | built-in) ;;
 		*)
-			echo "run.sh: harness/matrix: cell '$arch $tree $config $device': the device is module or built-in" >&2
+			echo "run.sh: harness/matrix: cell '${cells[i]}': the device is module or built-in" >&2
 			return "$EX_HARNESS"
 			;;
 		esac
-		[ "$TIMEOUT_GIVEN" = 0 ] || args+=(--timeout "$TIMEOUT")
-		[ "$VERBOSE" = 0 ] || args+=(--verbose)
+	done
+	for ((i = 0; i < ${#cells[@]}; i++)); do
+		read -r arch tree config device <<<"${cells[i]}"
+		# shellcheck disable=SC2086 # the cell's four words
+		mapfile -t args < <(matrix_cell_args ${cells[i]})
 		log=$dir/$arch-${tree//\//_}-$config-$device.log
-		echo "=== cell $arch/$tree/$config/$device: ./run.sh ${args[*]}" >&2
+		# This cell's background build must be over before its own starts.
+		if [ -n "$next_pid" ]; then
+			wait "$next_pid" || echo "=== its background build failed: the cell builds in the foreground" >&2
+			next_pid=''
+		fi
+		echo "=== cell $arch/$tree/$config/$device: ./run.sh build|test ${args[*]}" >&2
 		t0=$SECONDS
 		set +e
-		"$TOP/run.sh" "${args[@]}" </dev/null 2>&1 | tee "$log" >&2
+		"$TOP/run.sh" build "${args[@]}" </dev/null 2>&1 | tee "$log" >&2
+		if [ $((i + 1)) -lt ${#cells[@]} ]; then
+			# shellcheck disable=SC2086 # the cell's four words
+			mapfile -t next < <(matrix_cell_args ${cells[i + 1]})
+			nice -n 19 "$TOP/run.sh" build "${next[@]}" </dev/null \
+				>"$dir/prebuild-$((i + 2)).log" 2>&1 &
+			next_pid=$!
+		fi
+		[ "$TIMEOUT_GIVEN" = 0 ] || args+=(--timeout "$TIMEOUT")
+		[ "$VERBOSE" = 0 ] || args+=(--verbose)
+		"$TOP/run.sh" test "${args[@]}" </dev/null 2>&1 | tee -a "$log" >&2
 		rc=${PIPESTATUS[0]}
 		set -e
 		passed='' failed=''
@@ -433,11 +463,11 @@ cmd_matrix() {
 			"${passed:--}" "${failed:--}" "${skipped:-0}" "$splats" "$verdict" \
 			$((SECONDS - t0)) >>"$table"
 		[ -z "$ktap" ] || echo "#   $arch/$tree/$config/$device: $ktap" >>"$dir/ktap-files"
-	done < <(matrix_cells)
+	done
 	echo >&2
 	cat "$table"
 	[ ! -f "$dir/ktap-files" ] || { echo "results.ktap of each cell:"; sed 's/^#   /  /' "$dir/ktap-files"; }
-	echo "matrix: $failed_cells of $(matrix_cells | wc -l) cells failed; logs: $dir"
+	echo "matrix: $failed_cells of ${#cells[@]} cells failed in $((SECONDS - t_all)) s; logs: $dir"
 	[ "$failed_cells" = 0 ] || return "$EX_FAILED"
 }
 
