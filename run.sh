@@ -392,13 +392,30 @@ matrix_cell_args() {
 	[ "$device" = module ] || echo --in-tree
 }
 
+# Waits until the './run.sh test' whose output goes to @log has built (its
+# run dir has 'built') or @done exists, then runs the next cell's build at
+# nice 19.  Started first, the build would take the cache's lock and hold
+# up the test's own (cached) build steps instead of using its guest's time.
+matrix_prebuild() {
+	local log=$1 done=$2 out=$3 run_dir=''
+	shift 3
+	while [ ! -e "$done" ]; do
+		[ -n "$run_dir" ] ||
+			run_dir=$(sed -n 's/^waitvar test: .*, logs in //p' "$log" 2>/dev/null | tail -n 1)
+		[ -z "$run_dir" ] || [ ! -e "$run_dir/built" ] || break
+		sleep 2
+	done
+	exec nice -n 19 "$TOP/run.sh" build "$@" </dev/null >"$out" 2>&1
+}
+
 # test --matrix: each cell as its own './run.sh build' then './run.sh test',
 # one after another, on past a failing cell; then one table, kept with the
-# cells' logs.  Fails if any cell did.  While a cell's tests run, the next
-# cell's build runs in the background at nice 19: it takes only the CPU
-# the guest (or a build's serial steps) leaves idle, and the next cell's
-# own build then finds it done.  The two never share a build dir, a
-# rootfs image being built, or apt (see README.md, "The matrix").
+# cells' logs.  Fails if any cell did.  Once a cell's test has built (its
+# guest is booting), the next cell's build runs in the background at nice
+# 19: it takes only the CPU the guest (or a build's serial steps) leaves
+# idle, and the next cell's own build then finds it done.  The two never
+# share a build dir, a rootfs image being built, or apt (README.md, "The
+# matrix").
 cmd_matrix() {
 	local arch tree config device log rc t0 t_all=$SECONDS dir table failed_cells=0
 	local passed failed skipped splats verdict ktap i next_pid=''
@@ -436,14 +453,15 @@ cmd_matrix() {
 		if [ $((i + 1)) -lt ${#cells[@]} ]; then
 			# shellcheck disable=SC2086 # the cell's four words
 			mapfile -t next < <(matrix_cell_args ${cells[i + 1]})
-			nice -n 19 "$TOP/run.sh" build "${next[@]}" </dev/null \
-				>"$dir/prebuild-$((i + 2)).log" 2>&1 &
+			matrix_prebuild "$log" "$dir/cell-$((i + 1)).done" \
+				"$dir/prebuild-$((i + 2)).log" "${next[@]}" &
 			next_pid=$!
 		fi
 		[ "$TIMEOUT_GIVEN" = 0 ] || args+=(--timeout "$TIMEOUT")
 		[ "$VERBOSE" = 0 ] || args+=(--verbose)
 		"$TOP/run.sh" test "${args[@]}" </dev/null 2>&1 | tee -a "$log" >&2
 		rc=${PIPESTATUS[0]}
+		touch "$dir/cell-$((i + 1)).done"
 		set -e
 		passed='' failed=''
 		read -r passed failed < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log" | tail -n 1) || true
@@ -499,6 +517,8 @@ main() {
 	flock -w 3600 9 || { echo "run.sh: another run.sh holds $CACHE/.build.lock" >&2; exit "$EX_HARNESS"; }
 	build_all
 	flock -u 9
+	# For --matrix: the cache is free for the next cell's background build.
+	touch "$RUN_DIR/built"
 	"cmd_$COMMAND"
 }
 
