@@ -8,7 +8,9 @@
  */
 #include <linux/bitops.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -98,12 +100,20 @@ static bool waitvar_done(struct waitvar_waiter *w)
 	return done;
 }
 
-/* The time a WAIT or WAITV may sleep, from its flags and timeout_ns. */
+/*
+ * The time a WAIT or WAITV may sleep, from its flags and timeout_ns.  An
+ * hrtimer times it (the _hrtimeout and _deadline variants), or with
+ * WAITVAR_WAIT_JIFFIES the jiffies of the _timeout variants.
+ */
 struct waitvar_timeout {
 	bool timed;		/* false: no timeout */
 	bool restart;		/* a signal may restart the call */
+	bool coarse;		/* WAITVAR_WAIT_JIFFIES */
 	u64 ns;			/* from now, on CLOCK_MONOTONIC */
 	long jiffies;
+	clockid_t clock;	/* of expires */
+	enum hrtimer_mode hmode; /* relative or absolute expires */
+	ktime_t expires;	/* KTIME_MAX: never */
 };
 
 /*
@@ -122,23 +132,48 @@ static long waitvar_ns_to_jiffies(u64 ns)
 	return ticks + 2;
 }
 
-static int waitvar_parse_timeout(u32 flags, u64 timeout_ns, struct waitvar_timeout *t)
+static int waitvar_parse_timeout(u32 flags, u32 mode, u64 timeout_ns,
+				 struct waitvar_timeout *t)
 {
 	u32 kind = flags & WAITVAR_WAIT_TIMEOUTS;
+	ktime_t when = min_t(u64, timeout_ns, KTIME_MAX);
 	u64 now;
 
-	*t = (struct waitvar_timeout){ .restart = true };
+	*t = (struct waitvar_timeout){ .restart = true, .clock = CLOCK_MONOTONIC,
+				       .hmode = HRTIMER_MODE_ABS, .expires = KTIME_MAX };
 	if (!kind)
-		return timeout_ns ? -EINVAL : 0;
+		return timeout_ns || (flags & WAITVAR_WAIT_JIFFIES) ? -EINVAL : 0;
 	if (hweight32(kind) > 1)
 		return -EINVAL;
 	t->timed = true;
+	t->coarse = flags & WAITVAR_WAIT_JIFFIES;
 	if (kind == WAITVAR_WAIT_TIMEOUT) {
 		t->restart = false;
 		t->ns = timeout_ns;
+		t->hmode = HRTIMER_MODE_REL;
+		t->expires = when;
 	} else {
 		now = kind == WAITVAR_WAIT_ABS_MONOTONIC ? ktime_get_ns() : ktime_get_real_ns();
 		t->ns = timeout_ns > now ? timeout_ns - now : 0;
+		t->expires = when;
+		if (kind == WAITVAR_WAIT_ABS_REALTIME)
+			t->clock = CLOCK_REALTIME;
+	}
+	/*
+	 * A REALTIME deadline follows the clock, so setting the clock back
+	 * could stretch a sleep no signal ends past max_uninterruptible_ms:
+	 * there it becomes a MONOTONIC one, fixed when the wait starts.
+	 */
+	if (t->clock == CLOCK_REALTIME &&
+	    (mode == WAITVAR_MODE_IO || mode == WAITVAR_MODE_UNINTERRUPTIBLE)) {
+		t->clock = CLOCK_MONOTONIC;
+		t->expires = ktime_add_safe(ktime_get(), min_t(u64, t->ns, KTIME_MAX));
+	}
+	/* No time left: a single check, with no timer to wait for. */
+	if (!t->ns) {
+		t->clock = CLOCK_MONOTONIC;
+		t->hmode = HRTIMER_MODE_REL;
+		t->expires = 0;
 	}
 	t->jiffies = waitvar_ns_to_jiffies(t->ns);
 	return 0;
@@ -180,17 +215,20 @@ static unsigned int waitvar_mode_state(u32 mode)
 }
 
 /*
- * Turns what a wait_var_event() variant returned into 0 or an errno:
- * timed variants return 0 on timeout and the jiffies left otherwise.
+ * Turns what a wait_var_event() variant returned into 0 or an errno: the
+ * jiffies variants return 0 on timeout and the jiffies left otherwise, the
+ * hrtimer ones 0 or -ETIME.
  */
 static long waitvar_wait_result(long ret, const struct waitvar_timeout *t)
 {
-	if (t->timed) {
+	if (t->timed && t->coarse) {
 		if (!ret)
 			return -ETIMEDOUT;
 		if (ret > 0)
 			return 0;
 	}
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
 	if (ret == -ERESTARTSYS && !t->restart)
 		return -EINTR;
 	return ret;
@@ -217,21 +255,33 @@ static long waitvar_sleep_locked(struct waitvar_waiter *w, u32 mode,
 
 	if (var->lock_kind == WAITVAR_LOCK_SPIN) {
 		spin_lock(&var->spin);
-		if (t->timed)
-			ret = wait_var_event_any_lock_timeout(v, waitvar_done(w), &var->spin,
-							      spin, state, j);
-		else
+		if (!t->timed)
 			ret = wait_var_event_any_lock(v, waitvar_done(w), &var->spin,
 						      spin, state);
+		else if (t->coarse)
+			ret = wait_var_event_any_lock_timeout(v, waitvar_done(w), &var->spin,
+							      spin, state, j);
+		else if (t->hmode == HRTIMER_MODE_REL)
+			ret = wait_var_event_any_lock_hrtimeout(v, waitvar_done(w), &var->spin,
+								spin, state, t->expires);
+		else
+			ret = wait_var_event_any_lock_deadline(v, waitvar_done(w), &var->spin,
+							       spin, state, t->clock, t->expires);
 		spin_unlock(&var->spin);
 	} else {
 		mutex_lock(&var->mutex);
-		if (t->timed)
-			ret = wait_var_event_any_lock_timeout(v, waitvar_done(w), &var->mutex,
-							      mutex, state, j);
-		else
+		if (!t->timed)
 			ret = wait_var_event_any_lock(v, waitvar_done(w), &var->mutex,
 						      mutex, state);
+		else if (t->coarse)
+			ret = wait_var_event_any_lock_timeout(v, waitvar_done(w), &var->mutex,
+							      mutex, state, j);
+		else if (t->hmode == HRTIMER_MODE_REL)
+			ret = wait_var_event_any_lock_hrtimeout(v, waitvar_done(w), &var->mutex,
+								mutex, state, t->expires);
+		else
+			ret = wait_var_event_any_lock_deadline(v, waitvar_done(w), &var->mutex,
+							       mutex, state, t->clock, t->expires);
 		mutex_unlock(&var->mutex);
 	}
 	return ret;
@@ -242,7 +292,9 @@ static long waitvar_sleep_locked(struct waitvar_waiter *w, u32 mode,
  * condition, and only if it is false enter ___wait_var_event()), with the
  * state, the exclusivity and the sleep of the variant the mode and flags
  * select, and TASK_FREEZABLE added: no variant takes a state to add it to.
- * The timed forms return as the _timeout variants do.
+ * The timed forms return as the _hrtimeout and _deadline variants do
+ * (___wait_var_event_hrtimer()), or with WAITVAR_WAIT_JIFFIES as the
+ * _timeout variants do.
  */
 static long waitvar_sleep(struct waitvar_waiter *w, u32 mode, const struct waitvar_timeout *t)
 {
@@ -259,6 +311,16 @@ static long waitvar_sleep(struct waitvar_waiter *w, u32 mode, const struct waitv
 			return 0;
 		return ___wait_var_event(v, waitvar_done(w), state, w->exclusive, 0,
 					 schedule());
+	}
+	if (!t->coarse) {
+		if (waitvar_done(w))
+			return 0;
+		if (mode == WAITVAR_MODE_IO)
+			return ___wait_var_event_hrtimer(v, waitvar_done(w), state, w->exclusive,
+							 t->clock, t->expires, t->hmode,
+							 io_schedule());
+		return ___wait_var_event_hrtimer(v, waitvar_done(w), state, w->exclusive,
+						 t->clock, t->expires, t->hmode, schedule());
 	}
 	if (___wait_cond_timeout(waitvar_done(w)))
 		return __ret;
@@ -278,7 +340,7 @@ long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 
 	if ((arg->flags & ~WAITVAR_WAIT_FLAGS) || arg->op >= WAITVAR_OP_COUNT || arg->value)
 		return -EINVAL;
-	ret = waitvar_parse_timeout(arg->flags, arg->timeout_ns, &t);
+	ret = waitvar_parse_timeout(arg->flags, arg->mode, arg->timeout_ns, &t);
 	if (!ret)
 		ret = waitvar_check_mode(arg->mode, &t);
 	if (ret)
@@ -368,15 +430,32 @@ static void waitvar_waitv_queue(struct wait_queue_head *wq_head,
  * running and leaves its entry queued; set_current_state()'s barrier
  * orders the queueing before the tests, pairing with the waker's barrier
  * between its update and its waitqueue_active() check.
+ *
+ * The time is an hrtimer sleeper armed once, as ___wait_var_event_hrtimer()
+ * arms one: it wakes the task and clears its task pointer when the time is
+ * up.  With WAITVAR_WAIT_JIFFIES, each sleep is a schedule_timeout().
  */
 static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 				const struct waitvar_timeout *t, int *index)
 {
 	unsigned int state = waitvar_mode_state(mode);
-	long left = t->timed ? t->jiffies : MAX_SCHEDULE_TIMEOUT;
+	long left = t->coarse ? t->jiffies : MAX_SCHEDULE_TIMEOUT;
+	bool hr = t->timed && !t->coarse;
+	struct hrtimer_sleeper sl;
 	bool slept = false;
 	long ret = 0;
 	u32 i;
+
+	if (hr) {
+		hrtimer_init_sleeper_on_stack(&sl, t->clock, t->hmode);
+		if (t->hmode == HRTIMER_MODE_REL && !t->expires) {
+			sl.task = NULL;		/* no time: one check */
+		} else if (t->expires != KTIME_MAX) {
+			hrtimer_set_expires_range_ns(&sl.timer, t->expires,
+						     current->timer_slack_ns);
+			hrtimer_sleeper_start_expires(&sl, t->hmode);
+		}
+	}
 
 	for (i = 0; i < count; i++) {
 		init_wait_var_entry(&vw[i].wbq, &vw[i].w.var->value, 0);
@@ -411,14 +490,18 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 			ret = intr;
 			break;
 		}
-		if (!left) {
+		if (!left || (hr && !READ_ONCE(sl.task))) {
 			ret = -ETIMEDOUT;
 			break;
 		}
-		if (mode == WAITVAR_MODE_IO)
+		if (t->coarse && mode == WAITVAR_MODE_IO)
 			left = io_schedule_timeout(left);
-		else
+		else if (t->coarse)
 			left = schedule_timeout(left);
+		else if (mode == WAITVAR_MODE_IO)
+			io_schedule();
+		else
+			schedule();
 		slept = true;
 		for (i = 0; i < count; i++) {
 			/* Always take the kick, so none is left for a later round. */
@@ -432,6 +515,10 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 	for (i = 0; i < count; i++)
 		if (vw[i].queue == i)
 			finish_wait(vw[i].wq_head, &vw[i].wbq.wq_entry);
+	if (hr) {
+		hrtimer_cancel(&sl.timer);
+		destroy_hrtimer_on_stack(&sl.timer);
+	}
 	return ret;
 }
 
@@ -510,10 +597,10 @@ long waitvar_ioctl_waitv(struct waitvar_file *wf, struct waitvar_waitv *arg)
 	struct waitvar_timeout t;
 	long ret;
 
-	if ((arg->flags & ~WAITVAR_WAIT_TIMEOUTS) || !arg->count ||
+	if ((arg->flags & ~(WAITVAR_WAIT_FLAGS & ~WAITVAR_WAIT_EXCLUSIVE)) || !arg->count ||
 	    arg->count > WAITVAR_WAITV_MAX || arg->index || arg->value)
 		return -EINVAL;
-	ret = waitvar_parse_timeout(arg->flags, arg->timeout_ns, &t);
+	ret = waitvar_parse_timeout(arg->flags, arg->mode, arg->timeout_ns, &t);
 	if (!ret)
 		ret = waitvar_check_mode(arg->mode, &t);
 	if (ret)

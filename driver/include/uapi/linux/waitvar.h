@@ -148,6 +148,7 @@ enum waitvar_op {
 #define WAITVAR_WAIT_EXCLUSIVE	0x2U	/* queue as an exclusive waiter */
 #define WAITVAR_WAIT_ABS_MONOTONIC 0x4U	/* @timeout_ns: CLOCK_MONOTONIC deadline */
 #define WAITVAR_WAIT_ABS_REALTIME 0x8U	/* @timeout_ns: CLOCK_REALTIME deadline */
+#define WAITVAR_WAIT_JIFFIES	0x10U	/* time it in jiffies, not by an hrtimer */
 
 /* How a wait sleeps: each mode is one wait_var_event() variant. */
 enum waitvar_mode {
@@ -171,9 +172,17 @@ enum waitvar_mode {
  * @value: out: the value for which the condition held; in: must be 0
  *
  * Sleeps in @mode until the condition holds; returns at once if it already
- * does, even past a deadline.  Timeouts are rounded up to the next jiffy,
- * and a deadline is turned into a timeout once, when the wait starts (a
- * later clock_settime() does not move it).  An exclusive waiter
+ * does, even past a deadline.  An hrtimer times the wait: it ends within
+ * the caller's timer slack (PR_SET_TIMERSLACK) after the timeout, never
+ * before, and a CLOCK_REALTIME deadline follows the clock, as an absolute
+ * clock_nanosleep() does: setting the clock forward past it ends the wait,
+ * setting it back makes the wait longer (except in IO and UNINTERRUPTIBLE
+ * modes, where it is fixed as a CLOCK_MONOTONIC deadline when the wait
+ * starts, so that no clock change can stretch a sleep no signal ends).
+ * With WAITVAR_WAIT_JIFFIES, the jiffies-based wait_var_event_*_timeout()
+ * variants time it instead: the timeout is rounded up to whole jiffies plus
+ * the one the wait starts in, and a deadline is turned into a timeout once,
+ * when the wait starts.  An exclusive waiter
  * (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET and WAKE, and as
  * many at a time as WAKE_NR asks; DESTROY wakes every waiter.
  * WAITVAR_MODE_IO and WAITVAR_MODE_UNINTERRUPTIBLE need a timeout of at
@@ -190,7 +199,8 @@ enum waitvar_mode {
  * handler installed with SA_RESTART, and fails with EINTR otherwise; a wait
  * with a relative timeout always fails with EINTR, since restarting it
  * would start the timeout again.
- * Errors: EINVAL for an unknown @op or @mode, two timeout kinds, IO or
+ * Errors: EINVAL for an unknown @op or @mode, two timeout kinds,
+ * WAITVAR_WAIT_JIFFIES without a timeout kind, IO or
  * UNINTERRUPTIBLE without a timeout or with one over
  * max_uninterruptible_ms, EXCLUSIVE or IO on a lock-protected variable;
  * ENOSPC when the user's tasks and descriptors already hold
@@ -232,8 +242,8 @@ struct waitvar_waitv_entry {
  * @count: 1 to WAITVAR_WAITV_MAX; one variable may appear more than once
  * @mode: one of enum waitvar_mode
  * @timeout_ns: as for struct waitvar_wait
- * @flags: the timeout bits of WAITVAR_WAIT_*; WAITVAR_WAIT_EXCLUSIVE is
- *	refused
+ * @flags: the timeout bits of WAITVAR_WAIT_* and WAITVAR_WAIT_JIFFIES;
+ *	WAITVAR_WAIT_EXCLUSIVE is refused
  * @index: out: index of the first entry whose condition held; in: must
  *	be 0
  * @value: out: the value of that entry's variable when it held; in: must
@@ -455,6 +465,7 @@ struct waitvar_list {
 #define WAITVAR_SEM_OWNER_REMOVES	0x4U	/* a name's owner may remove it */
 #define WAITVAR_SEM_BUCKET_PRIVILEGED	0x8U	/* STATS hides @bucket */
 #define WAITVAR_SEM_TEST_HOOKS		0x10U	/* test delay points built in */
+#define WAITVAR_SEM_HRTIMER		0x20U	/* hrtimer timeouts, REALTIME follows */
 
 /**
  * struct waitvar_features - argument of WAITVAR_IOC_FEATURES
