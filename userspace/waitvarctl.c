@@ -44,6 +44,7 @@ static void usage(FILE *f, const struct cmd *c)
 		fprintf(f, "  %-8s %s\n", p->name, p->args);
 	fprintf(f, "OP: eq ne lt le gt ge (unsigned), lt_s le_s gt_s ge_s (signed), any all none\n"
 		   "    (bit masks), or == != < <= > >=.  DURATION: 5s, 100ms, 2m, 250us, 10ns.\n"
+		   "--timeout is timed by an hrtimer; with --jiffies, in jiffies (the _timeout variants).\n"
 		   "Exit: 0 ok, 1 timeout, 2 bad usage, 3 other error.\n");
 }
 
@@ -147,6 +148,8 @@ static int parse_wait_opts(int argc, char **argv, struct wait_opts *o, bool excl
 		} else if (!strcmp(a, "--count") && i + 1 < argc) {
 			if (!parse_u64(argv[++i], &o->count) || !o->count)
 				return bad_usage("bad count '%s'", argv[i]), -1;
+		} else if (!strcmp(a, "--jiffies")) {
+			o->flags |= WAITVAR_WAIT_JIFFIES;
 		} else if (!strcmp(a, "--killable")) {
 			o->mode = WAITVAR_MODE_KILLABLE;
 		} else if (!strcmp(a, "--io")) {
@@ -161,6 +164,8 @@ static int parse_wait_opts(int argc, char **argv, struct wait_opts *o, bool excl
 			argv[left++] = argv[i];
 		}
 	}
+	if ((o->flags & WAITVAR_WAIT_JIFFIES) && !(o->flags & WAITVAR_WAIT_TIMEOUT))
+		return bad_usage("%s times a --timeout: give one", "--jiffies"), -1;
 	if ((o->mode == WAITVAR_MODE_IO || o->mode == WAITVAR_MODE_UNINTERRUPTIBLE) &&
 	    !(o->flags & WAITVAR_WAIT_TIMEOUT))
 		return bad_usage("%s needs --timeout: no signal could end it",
@@ -569,9 +574,9 @@ static const struct cmd cmds[] = {
 	{ "dec", "NAME", "decrement; wakes the waiters only at 0; prints the new value", cmd_dec },
 	{ "cmpxchg", "NAME EXPECTED DESIRED", "store DESIRED if the value is EXPECTED; prints the old value",
 	  cmd_cmpxchg },
-	{ "wait", "NAME OP VALUE [--timeout DURATION] [--killable|--io|--uninterruptible] [--exclusive]",
+	{ "wait", "NAME OP VALUE [--timeout DURATION [--jiffies]] [--killable|--io|--uninterruptible] [--exclusive]",
 	  "sleep until NAME OP VALUE holds; prints the value it held for", cmd_wait },
-	{ "waitv", "NAME OP VALUE [NAME OP VALUE]... [--timeout DURATION] [mode]",
+	{ "waitv", "NAME OP VALUE [NAME OP VALUE]... [--timeout DURATION [--jiffies]] [mode]",
 	  "sleep until any condition holds; prints its index, name and value", cmd_waitv },
 	{ "wake", "NAME [--all | -n N] [--filtered]",
 	  "wake the waiters (one exclusive, N, or all; only those whose condition holds); prints how many",
