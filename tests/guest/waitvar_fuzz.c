@@ -615,6 +615,12 @@ static void pick_timing(struct fz *z, struct call *c, bool any_value, __u32 *mod
 		bad(c, "two timeout kinds");
 	}
 	*flags |= kinds;
+	/* the jiffies variants instead of the hrtimer ones: only with a timeout */
+	if (chance(&z->rng, 15)) {
+		*flags |= WAITVAR_WAIT_JIFFIES;
+		if (!kinds)
+			bad(c, "JIFFIES without a timeout kind");
+	}
 
 	if (!kinds) {
 		*timeout_ns = 0;
@@ -691,7 +697,7 @@ static void gen_wait(struct fz *z, struct target *t, struct call *c)
 		w->flags |= WAITVAR_WAIT_EXCLUSIVE;
 	pick_timing(z, c, any_value, &w->mode, &w->flags, &w->timeout_ns);
 	if (chance(&z->rng, 4)) {
-		w->flags |= 16U << below(&z->rng, 28);
+		w->flags |= 32U << below(&z->rng, 27);
 		bad(c, "unknown WAIT flag bits");
 	}
 	w->value = maybe_junk(z, c, "value (out)", 4);
@@ -773,7 +779,7 @@ static void gen_waitv(struct fz *z, struct target *t, struct call *c)
 	}
 	pick_timing(z, c, any_value, &v->mode, &v->flags, &v->timeout_ns);
 	if (chance(&z->rng, 3)) {
-		v->flags |= 16U << below(&z->rng, 28);
+		v->flags |= 32U << below(&z->rng, 27);
 		bad(c, "unknown WAITV flag bits");
 	}
 	v->index = maybe_junk32(z, c, "index (out)", 3);

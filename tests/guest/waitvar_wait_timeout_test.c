@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * WAIT's timeouts: a relative timeout, CLOCK_MONOTONIC and CLOCK_REALTIME
- * deadlines, and what each does after a signal whose handler has SA_RESTART.
+ * deadlines, and what each does after a signal whose handler has SA_RESTART;
+ * the hrtimer's precision next to the jiffies variants' (WAITVAR_WAIT_JIFFIES),
+ * and REALTIME deadlines that follow clock_settime(), for WAIT and WAITV.
  */
+#include <sys/prctl.h>
+
 #include "waitvar_test.h"
 
 /* The kernel's harness is written for -Wall; it has unused parameters. */
@@ -163,6 +167,239 @@ TEST_F(wait_timeout, relative_timeout_wait_returns_eintr_even_with_sa_restart)
 {
 	EXPECT_EQ(-EINTR, wait_after_restartable_signal(_metadata, self->fd, WAITVAR_WAIT_TIMEOUT,
 							60000 * NSEC_PER_MSEC));
+}
+
+
+#define PRECISION_ROUNDS	21
+#define PRECISION_TIMEOUT_NS	(200 * 1000LL)
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static long long median(long long *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_ll);
+	return v[n / 2];
+}
+
+/* One timed-out wait of PRECISION_TIMEOUT_NS, by WAIT or a one-entry WAITV: its length. */
+static long long timed_out_wait_ns(int fd, uint32_t id, bool waitv, uint32_t flags)
+{
+	struct waitvar_waitv_entry e = { .id = id, .op = WAITVAR_OP_EQ, .operand = 1 };
+	long long start = now_ns();
+	int ret;
+
+	flags |= WAITVAR_WAIT_TIMEOUT;
+	if (waitv)
+		ret = waitvar_waitv(fd, &e, 1, 0, flags, PRECISION_TIMEOUT_NS, NULL);
+	else
+		ret = waitvar_wait(fd, id, WAITVAR_OP_EQ, 1, 0, flags, PRECISION_TIMEOUT_NS, NULL);
+	return ret == -ETIMEDOUT ? now_ns() - start : -1;
+}
+
+/*
+ * Waits of 200 us, as many timed by the hrtimer as by jiffies, taken in
+ * turns so both see the same guest: no wait ends early, and the hrtimer's
+ * median overshoot is under a quarter of the jiffies one's (which rounds
+ * up to whole ticks).  Only the ratio is checked: under emulation the
+ * absolute figures say little.  The timer slack is 1 ns for the run.
+ */
+static void check_precision(struct __test_metadata *_metadata, int fd, bool waitv)
+{
+	long long hr[PRECISION_ROUNDS], jf[PRECISION_ROUNDS];
+	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	struct timespec res;
+	uint32_t id = 0;
+	int i;
+
+	/* Without high-resolution timers an hrtimer fires on the tick too. */
+	ASSERT_EQ(0, clock_getres(CLOCK_MONOTONIC, &res));
+	if (res.tv_sec || res.tv_nsec > 1)
+		SKIP(return, "CLOCK_MONOTONIC resolution %ld ns: high-resolution timers are off",
+		     res.tv_nsec);
+	ASSERT_EQ(0, waitvar_create(fd, 0, 0, &id));
+	ASSERT_LE(0, slack);
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0));
+	for (i = 0; i < PRECISION_ROUNDS; i++) {
+		hr[i] = timed_out_wait_ns(fd, id, waitv, 0);
+		jf[i] = timed_out_wait_ns(fd, id, waitv, WAITVAR_WAIT_JIFFIES);
+		if (hr[i] < 0 || jf[i] < 0)
+			break;
+	}
+	prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	ASSERT_EQ(PRECISION_ROUNDS, i) TH_LOG("round %d: a wait did not time out", i);
+	for (i = 0; i < PRECISION_ROUNDS; i++) {
+		EXPECT_GE(hr[i], PRECISION_TIMEOUT_NS) TH_LOG("hrtimer wait %d ended early", i);
+		EXPECT_GE(jf[i], PRECISION_TIMEOUT_NS) TH_LOG("jiffies wait %d ended early", i);
+		hr[i] -= PRECISION_TIMEOUT_NS;
+		jf[i] -= PRECISION_TIMEOUT_NS;
+	}
+	ksft_print_msg("%s, %d waits of %lld us each: median overshoot hrtimer %lld us, jiffies %lld us\n",
+		       waitv ? "WAITV" : "WAIT", PRECISION_ROUNDS, PRECISION_TIMEOUT_NS / 1000,
+		       median(hr, PRECISION_ROUNDS) / 1000, median(jf, PRECISION_ROUNDS) / 1000);
+	EXPECT_LT(4 * median(hr, PRECISION_ROUNDS), median(jf, PRECISION_ROUNDS));
+}
+
+TEST_F(wait_timeout, hrtimer_overshoot_is_a_fraction_of_the_jiffies_one)
+{
+	check_precision(_metadata, self->fd, false);
+}
+
+TEST_F(wait_timeout, waitv_hrtimer_overshoot_is_a_fraction_of_the_jiffies_one)
+{
+	check_precision(_metadata, self->fd, true);
+}
+
+TEST_F(wait_timeout, jiffies_flag_without_a_timeout_returns_einval)
+{
+	struct waitvar_waitv_entry e = { .op = WAITVAR_OP_EQ, .operand = 1 };
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	e.id = id;
+	EXPECT_EQ(-EINVAL, waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1, 0,
+					WAITVAR_WAIT_JIFFIES, 0, NULL));
+	EXPECT_EQ(-EINVAL, waitvar_waitv(self->fd, &e, 1, 0, WAITVAR_WAIT_JIFFIES, 0, NULL));
+	EXPECT_NE(0U, driver_features().semantics & WAITVAR_SEM_HRTIMER);
+	EXPECT_NE(0U, driver_features().wait_flags & WAITVAR_WAIT_JIFFIES);
+}
+
+/* Moves CLOCK_REALTIME by @delta_ns (root: CAP_SYS_TIME). */
+static int step_realtime(long long delta_ns)
+{
+	long long t = clock_ns(CLOCK_REALTIME) + delta_ns;
+	struct timespec ts = { .tv_sec = t / 1000000000LL, .tv_nsec = t % 1000000000LL };
+
+	return clock_settime(CLOCK_REALTIME, &ts) ? -errno : 0;
+}
+
+/* A WAIT or one-entry WAITV with a CLOCK_REALTIME deadline, on a thread. */
+struct rt_waiter {
+	int fd;
+	uint32_t id, mode, flags;
+	bool waitv;
+	long long deadline;
+	pthread_t thread;
+	atomic_int tid, done;
+	int ret;
+};
+
+static void *rt_waiter_main(void *data)
+{
+	struct rt_waiter *w = data;
+	struct waitvar_waitv_entry e = { .id = w->id, .op = WAITVAR_OP_EQ, .operand = 1 };
+	uint32_t flags = WAITVAR_WAIT_ABS_REALTIME | w->flags;
+
+	atomic_store(&w->tid, gettid());
+	if (w->waitv)
+		w->ret = waitvar_waitv(w->fd, &e, 1, w->mode, flags, w->deadline, NULL);
+	else
+		w->ret = waitvar_wait(w->fd, w->id, WAITVAR_OP_EQ, 1, w->mode, flags,
+				      w->deadline, NULL);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+#define RT_DEADLINE_NS	(2000 * NSEC_PER_MSEC)
+
+/*
+ * Starts a wait whose REALTIME deadline is RT_DEADLINE_NS ahead, steps the
+ * clock by @step_ns once it sleeps, and returns how long the wait took
+ * from the step, on CLOCK_MONOTONIC; the clock is stepped back before
+ * returning.  In *@before, the time from the start to the step.
+ */
+static long long wait_across_clock_step(struct __test_metadata *_metadata, int fd,
+					bool waitv, uint32_t mode, uint32_t flags,
+					long long step_ns, long long *before)
+{
+	struct rt_waiter w = { .fd = fd, .mode = mode, .flags = flags, .waitv = waitv };
+	long long start, stepped_at, took;
+	char state = mode == WAITVAR_MODE_INTERRUPTIBLE ? 'S' : 'D';
+	int stepped;
+
+	if (waitvar_create(fd, 0, 0, &w.id))
+		return -1;
+	start = now_ns();
+	w.deadline = clock_ns(CLOCK_REALTIME) + RT_DEADLINE_NS;
+	if (pthread_create(&w.thread, NULL, rt_waiter_main, &w))
+		return -1;
+	if (!thread_sleeps_in(&w.tid, &w.done, state)) {
+		pthread_join(w.thread, NULL);
+		TH_LOG("the waiter did not sleep (it returned %d)", w.ret);
+		return -1;
+	}
+	stepped_at = now_ns();
+	stepped = step_realtime(step_ns);
+	pthread_join(w.thread, NULL);
+	took = now_ns() - stepped_at;
+	*before = stepped_at - start;
+	if (!stepped)
+		step_realtime(-step_ns);
+	if (stepped || w.ret != -ETIMEDOUT) {
+		TH_LOG("clock step: %s; the wait returned %d", strerror(-stepped), w.ret);
+		return -1;
+	}
+	return took;
+}
+
+/*
+ * A REALTIME deadline D ahead: the clock set 3D forward ends the wait at
+ * once (in under half of D from the step); set D back, the wait lasts
+ * another D and more, so from the step over D plus what was left of it.
+ */
+static void check_realtime_follows(struct __test_metadata *_metadata, int fd, bool waitv)
+{
+	long long fwd_before = 0, back_before = 0;
+	long long forward = wait_across_clock_step(_metadata, fd, waitv, 0, 0,
+						   3 * RT_DEADLINE_NS, &fwd_before);
+	long long back = wait_across_clock_step(_metadata, fd, waitv, 0, 0, -RT_DEADLINE_NS,
+						&back_before);
+
+	ASSERT_LE(0, forward);
+	ASSERT_LE(0, back);
+	ASSERT_LT(back_before, RT_DEADLINE_NS) TH_LOG("the step came after the deadline");
+	ksft_print_msg("%s, REALTIME deadline %lld ms ahead: %lld ms after setting the clock %lld ms forward, %lld ms after setting it %lld ms back\n",
+		       waitv ? "WAITV" : "WAIT", RT_DEADLINE_NS / NSEC_PER_MSEC,
+		       forward / NSEC_PER_MSEC, 3 * RT_DEADLINE_NS / NSEC_PER_MSEC,
+		       back / NSEC_PER_MSEC, RT_DEADLINE_NS / NSEC_PER_MSEC);
+	EXPECT_LT(2 * forward, RT_DEADLINE_NS);
+	EXPECT_GE(back, RT_DEADLINE_NS + (RT_DEADLINE_NS - back_before));
+}
+
+TEST_F(wait_timeout, realtime_deadline_follows_the_clock)
+{
+	check_realtime_follows(_metadata, self->fd, false);
+}
+
+TEST_F(wait_timeout, waitv_realtime_deadline_follows_the_clock)
+{
+	check_realtime_follows(_metadata, self->fd, true);
+}
+
+/*
+ * What does not follow the clock: a deadline timed in jiffies (turned
+ * into a timeout when the wait starts), and one in a mode no signal ends
+ * (fixed on CLOCK_MONOTONIC, so no clock step can stretch it).
+ */
+TEST_F(wait_timeout, jiffies_and_uninterruptible_realtime_deadlines_stay_fixed)
+{
+	long long j_before = 0, u_before = 0;
+	long long jiffies = wait_across_clock_step(_metadata, self->fd, false, 0,
+						   WAITVAR_WAIT_JIFFIES, 3 * RT_DEADLINE_NS,
+						   &j_before);
+	long long unint = wait_across_clock_step(_metadata, self->fd, false,
+						 WAITVAR_MODE_UNINTERRUPTIBLE, 0,
+						 3 * RT_DEADLINE_NS, &u_before);
+
+	ASSERT_LE(0, jiffies);
+	ASSERT_LE(0, unint);
+	/* What was left of the deadline at the step, all of it still waited. */
+	EXPECT_GE(jiffies, RT_DEADLINE_NS - j_before);
+	EXPECT_GE(unint, RT_DEADLINE_NS - u_before);
 }
 
 TEST_HARNESS_MAIN

@@ -103,7 +103,8 @@ TEST_F(ctl, bad_usage_prints_usage_and_exits_2)
 	static const char *const bad[] = {
 		"", "frobnicate", "get", "set /x", "set /x notanumber", "wait /x eq",
 		"wait /x frob 1", "wait /x eq 1 --timeout 5parsecs",
-		"wait /x eq 1 --io", "wake /x -n 0", "create /x --lock rwsem", "ls extra",
+		"wait /x eq 1 --io", "wait /x eq 1 --jiffies", "waitv /x eq 1 --jiffies",
+		"wake /x -n 0", "create /x --lock rwsem", "ls extra",
 		"features extra",
 	};
 	char out[4096];
@@ -130,6 +131,10 @@ TEST_F(ctl, wait_times_out_with_exit_1)
 			self->name));
 	EXPECT_TRUE(strstr(out, "timed out") != NULL) TH_LOG("%s", out);
 	EXPECT_EQ(1, sh(out, sizeof(out), "waitvarctl wait %s eq 1 --io --timeout 50ms",
+			self->name));
+	EXPECT_EQ(1, sh(out, sizeof(out), "waitvarctl wait %s eq 1 --timeout 20ms --jiffies",
+			self->name));
+	EXPECT_EQ(1, sh(out, sizeof(out), "waitvarctl waitv %s eq 1 --jiffies --timeout 20ms",
 			self->name));
 }
 
