@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/wait_bit.h>
 
 #include "internal.h"
 
@@ -206,6 +207,7 @@ static long waitvar_ioctl_features(struct waitvar_file *wf, struct waitvar_featu
 	arg->max_user_names = waitvar_user_limit(WAITVAR_CHARGE_NAMES);
 	arg->max_named_vars = waitvar_max_named_vars();
 	arg->max_uninterruptible_ms = waitvar_max_uninterruptible_ms();
+	arg->wait_table_size = var_waitqueue_table_size();
 	return 0;
 }
 

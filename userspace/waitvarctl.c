@@ -522,6 +522,7 @@ static void print_features(const struct waitvar_features *f)
 		{ "max_user_names", f->max_user_names, false },
 		{ "max_named_vars", f->max_named_vars, false },
 		{ "max_uninterruptible_ms", f->max_uninterruptible_ms, false },
+		{ "wait_table_size", f->wait_table_size, false },
 	};
 	size_t i;
 

@@ -250,6 +250,7 @@ TEST_F(ctl, features_prints_each_field_as_name_and_value)
 	EXPECT_TRUE(strstr(out, want) != NULL) TH_LOG("want '%s' in:\n%s", want + 1, out);
 	EXPECT_TRUE(strstr(out, "\nwaitv_max 128\n") != NULL) TH_LOG("%s", out);
 	EXPECT_TRUE(strstr(out, "\nmax_uninterruptible_ms ") != NULL) TH_LOG("%s", out);
+	EXPECT_TRUE(strstr(out, "\nwait_table_size ") != NULL) TH_LOG("%s", out);
 	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl --json features"));
 	snprintf(want, sizeof(want), "\"max_user_waiters\":%u", waiters);
 	EXPECT_TRUE(strstr(out, "{\"commands\":262143,") != NULL) TH_LOG("%s", out);

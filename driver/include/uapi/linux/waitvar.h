@@ -484,6 +484,9 @@ struct waitvar_list {
  * @max_user_names: out: the limit now (module parameter)
  * @max_named_vars: out: the limit now (module parameter)
  * @max_uninterruptible_ms: out: longest IO or UNINTERRUPTIBLE wait
+ * @wait_table_size: out: the number of queues in the kernel's shared wait
+ *	table, which STATS' @bucket indexes (fixed at boot)
+ * @reserved32: must be 0
  * @reserved: must be 0
  *
  * Every field is out only, so must be 0 on input; a field this header has
@@ -505,7 +508,9 @@ struct waitvar_features {
 	__u32 max_user_names;
 	__u32 max_named_vars;
 	__u32 max_uninterruptible_ms;
-	__u64 reserved[4];
+	__u32 wait_table_size;
+	__u32 reserved32;
+	__u64 reserved[3];
 };
 
 #define WAITVAR_IOC_CREATE	_IOWR(WAITVAR_IOC_MAGIC, 0x00, struct waitvar_create)
