@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel side of the shared wait table as a user sees it: its size
+ * (FEATURES, the debugfs view, the boot rule and wait_table_bits=), and the
+ * sched_var_* trace events in tracefs for a wait and the wake that ends it.
+ */
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "waitvar_test.h"
+
+/* The kernel's harness is written for -Wall; it has unused parameters. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define TABLE_FILE	"/sys/kernel/debug/sched/bit_wait_table"
+#define TRACE_BUF	(1 << 20)
+
+static const char *const var_events[] = {
+	"sched_var_wait_start", "sched_var_wait_done", "sched_var_wake",
+};
+
+FIXTURE(trace) {
+	int fd;
+	char tracefs[64];
+};
+
+FIXTURE_SETUP(trace)
+{
+	self->fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
+	self->tracefs[0] = '\0';
+}
+
+/* Turns the events off again, whatever the test left behind. */
+FIXTURE_TEARDOWN(trace)
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; self->tracefs[0] && i < ARRAY_LEN(var_events); i++) {
+		snprintf(path, sizeof(path), "%s/events/sched/%s/enable", self->tracefs,
+			 var_events[i]);
+		write_file(path, "0");
+	}
+	close(self->fd);
+}
+
+/* Lines of the table file that are not comments: one per queue. */
+static int table_lines(void)
+{
+	char line[128];
+	int n = 0;
+	FILE *f = fopen(TABLE_FILE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += line[0] != '#';
+	fclose(f);
+	return n;
+}
+
+/* The number of possible CPUs, from "0-1,4" style lists. */
+static int possible_cpus(void)
+{
+	char buf[256], *p;
+	int n = 0;
+
+	if (read_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (p = strtok(buf, ",\n"); p; p = strtok(NULL, ",\n")) {
+		int a, b;
+
+		if (sscanf(p, "%d-%d", &a, &b) == 2)
+			n += b - a + 1;
+		else if (sscanf(p, "%d", &a) == 1)
+			n++;
+	}
+	return n;
+}
+
+/* wait_table_bits=N from the kernel command line, or -1. */
+static int cmdline_table_bits(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "wait_table_bits=");
+	return p ? atoi(p + strlen("wait_table_bits=")) : -1;
+}
+
+/*
+ * FEATURES, the debugfs view and the boot rule agree on the size: 2^N with
+ * wait_table_bits=N, or else 256 queues per possible CPU, rounded up to a
+ * power of two.
+ */
+TEST_F(trace, wait_table_is_sized_by_cpus_or_the_boot_parameter)
+{
+	unsigned int size = driver_features().wait_table_size;
+	int bits = cmdline_table_bits(), cpus = possible_cpus();
+	unsigned int want = 256;
+
+	ASSERT_LT(0, cpus);
+	if (bits >= 0) {
+		want = 1U << bits;
+	} else {
+		while (want < 256U * (unsigned int)cpus)
+			want <<= 1;
+	}
+	ksft_print_msg("wait table: %u queues, %d possible CPUs, wait_table_bits=%d\n",
+		       size, cpus, bits);
+	EXPECT_EQ(want, size);
+	EXPECT_EQ((int)size, table_lines());
+}
+
+/* STATS' bucket indexes the whole table: variables land past the old 256. */
+TEST_F(trace, stats_buckets_cover_the_table)
+{
+	unsigned int size = driver_features().wait_table_size, max = 0;
+	struct waitvar_stats st;
+	uint32_t id;
+	int i;
+
+	ASSERT_EQ(0U, getuid()) TH_LOG("needs root: STATS hides the bucket otherwise");
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+		ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+		ASSERT_LT(st.bucket, size);
+		if (st.bucket > max)
+			max = st.bucket;
+	}
+	/* 200 hashed addresses: the largest falls in the table's top half. */
+	EXPECT_GE(2 * max, size) TH_LOG("largest bucket %u of %u", max, size);
+}
+
+/* Mounts tracefs where it belongs if it is not there; its path goes to @path. */
+static bool find_tracefs(char *path, size_t size)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char events[96];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(dirs); i++) {
+		snprintf(events, sizeof(events), "%s/events", dirs[i]);
+		if (!stat(events, &sb))
+			break;
+		if (i == 0 && !mount("nodev", dirs[0], "tracefs", 0, NULL) && !stat(events, &sb))
+			break;
+	}
+	if (i == ARRAY_LEN(dirs))
+		return false;
+	snprintf(path, size, "%s", dirs[i]);
+	return true;
+}
+
+/* The first line of @buf from @from on with @event, task @tid and @bucket; or NULL. */
+static const char *find_event(const char *buf, const char *from, const char *event, int tid,
+			      unsigned int bucket, const char *also)
+{
+	char who[32], where[64];
+	const char *p;
+
+	snprintf(who, sizeof(who), "-%d ", tid);
+	snprintf(where, sizeof(where), "%s: var=", event);
+	for (p = from; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *end = strchr(p, '\n'), *b;
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char line[512];
+
+		if (len >= sizeof(line))
+			continue;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		b = strstr(line, " bucket=");
+		if (strstr(line, who) && strstr(line, where) && b &&
+		    strtoul(b + 8, NULL, 10) == bucket && (!also || strstr(line, also)))
+			return p;
+	}
+	(void)buf;
+	return NULL;
+}
+
+/*
+ * With the sched_var_* events on, a WAIT and the SET that ends it show as
+ * three events in order: the waiter's start and done, on the bucket STATS
+ * reports, and between them the setter's wake of one waiter.
+ */
+TEST_F(trace, a_wait_and_its_wake_appear_in_the_trace)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1 };
+	const char *start, *wake, *done;
+	struct waitvar_stats st;
+	char path[128], *buf;
+	size_t i;
+
+	ASSERT_EQ(0U, getuid()) TH_LOG("needs root for tracefs");
+	if (!find_tracefs(self->tracefs, sizeof(self->tracefs)))
+		SKIP(return, "no tracefs: this kernel has no event tracing");
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &w.id));
+	ASSERT_EQ(0, waitvar_stats(self->fd, w.id, &st));
+	snprintf(path, sizeof(path), "%s/trace", self->tracefs);
+	/* Opening the trace with O_TRUNC empties the buffer. */
+	i = open(path, O_WRONLY | O_TRUNC);
+	ASSERT_LE(0, (int)i) TH_LOG("clear %s: %s", path, strerror(errno));
+	close(i);
+	for (i = 0; i < ARRAY_LEN(var_events); i++) {
+		snprintf(path, sizeof(path), "%s/events/sched/%s/enable", self->tracefs,
+			 var_events[i]);
+		ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
+	}
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	ASSERT_EQ(0, waitvar_set(self->fd, w.id, 1));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	ASSERT_EQ(0, w.ret);
+	for (i = 0; i < ARRAY_LEN(var_events); i++) {
+		snprintf(path, sizeof(path), "%s/events/sched/%s/enable", self->tracefs,
+			 var_events[i]);
+		EXPECT_EQ(0, write_file(path, "0"));
+	}
+
+	buf = malloc(TRACE_BUF);
+	ASSERT_TRUE(buf != NULL);
+	snprintf(path, sizeof(path), "%s/trace", self->tracefs);
+	ASSERT_LT(0, read_file(path, buf, TRACE_BUF));
+	start = find_event(buf, buf, "sched_var_wait_start", atomic_load(&w.tid), st.bucket,
+			   "exclusive=0");
+	wake = start ? find_event(buf, start, "sched_var_wake", gettid(), st.bucket,
+				  "woken=1") : NULL;
+	done = wake ? find_event(buf, wake, "sched_var_wait_done", atomic_load(&w.tid),
+				 st.bucket, "result=condition") : NULL;
+	EXPECT_TRUE(start != NULL) TH_LOG("no wait start by tid %d on bucket %u in:\n%.2000s",
+				       atomic_load(&w.tid), st.bucket, buf);
+	EXPECT_TRUE(wake != NULL) TH_LOG("no wake of one by tid %d on bucket %u after the start",
+				      gettid(), st.bucket);
+	EXPECT_TRUE(done != NULL) TH_LOG("no done (condition) after the wake");
+	free(buf);
+}
+
+TEST_HARNESS_MAIN
