@@ -49,6 +49,8 @@ Options:
   --timeout SECS    guest watchdog: limit for each guest program, and the
                     base of QEMU's host-side limit (default 300)
   --share DIR       make host DIR visible read-only at /mnt/share (run, shell)
+  --cmdline ARGS    add ARGS to the guest kernel's command line, e.g.
+                    --cmdline wait_table_bits=8 (boots only; builds ignore it)
   --matrix          with 'test': every cell of harness/matrix (arch, tree,
                     config, module or built-in), each its own run; one table
   --in-tree         build /dev/waitvar into the kernel from the generated
@@ -127,6 +129,7 @@ JOBS=$(nproc)
 TIMEOUT=300
 TIMEOUT_GIVEN=0
 SHARE=
+KCMDLINE=
 VERBOSE=0
 IN_TREE=0
 MATRIX=0
@@ -167,6 +170,8 @@ parse_args() {
 		--timeout=*) TIMEOUT=${1#*=} TIMEOUT_GIVEN=1 ;;
 		--share) [ $# -ge 2 ] || die_usage "--share needs a value"; SHARE=$2; shift ;;
 		--share=*) SHARE=${1#*=} ;;
+		--cmdline) [ $# -ge 2 ] || die_usage "--cmdline needs a value"; KCMDLINE=$2 CELL_FLAGS+=" --cmdline"; shift ;;
+		--cmdline=*) KCMDLINE=${1#*=} CELL_FLAGS+=" --cmdline" ;;
 		--verbose | -v) VERBOSE=1 ;;
 		--in-tree) IN_TREE=1 CELL_FLAGS+=" --in-tree" ;;
 		--matrix) MATRIX=1 ;;
@@ -231,6 +236,10 @@ parse_args() {
 		[ -d "$SHARE" ] || die_usage "--share: '$SHARE' is not a directory"
 		SHARE=$(cd "$SHARE" && pwd)
 	fi
+	# One line of printable words: QEMU passes it to the kernel as it is.
+	case $KCMDLINE in
+	*[![:print:]]*) die_usage "--cmdline: only printable characters, on one line" ;;
+	esac
 	case $CLEAN_PART in
 	'' | kernel | source | rootfs | build | runs) ;;
 	*) die_usage "clean: unknown part '$CLEAN_PART'" ;;

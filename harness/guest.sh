@@ -118,6 +118,7 @@ boot_guest() {
 	mkdir -p "$out"
 	append="console=$CONSOLE root=/dev/vda rw rootfstype=ext4 panic=-1"
 	append+=" init=/sbin/waitvar-init waitvar.mode=$mode waitvar.timeout=$TIMEOUT"
+	[ -z "$KCMDLINE" ] || append+=" $KCMDLINE"
 	local qemu=("$QEMU" "${QEMU_MACHINE[@]}" -no-reboot -nic none
 		-kernel "$KBUILD/$KIMAGE"
 		-drive "file=$ROOTFS_IMAGE,format=raw,if=virtio,snapshot=on"

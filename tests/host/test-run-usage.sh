@@ -26,6 +26,8 @@ cases=(
 	"shell --matrix|--matrix is for 'test'"
 	"test --matrix --arch arm64|--matrix runs the cells of harness/matrix; drop --arch"
 	"test --matrix --suite $first_suite|--matrix runs the cells of harness/matrix; drop --suite"
+	"test --matrix --cmdline quiet|--matrix runs the cells of harness/matrix; drop --cmdline"
+	"run --cmdline|--cmdline needs a value"
 	"--tree /nonexistent/linux|--tree: '/nonexistent/linux' is not a kernel source tree"
 	"fuzz -- --seconds soon|--seconds needs a number of seconds, not 'soon'"
 	"build -- ls|'-- CMD' is only for 'run', 'stress' and 'fuzz'"
