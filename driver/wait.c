@@ -182,16 +182,23 @@ static int waitvar_parse_timeout(u32 flags, u32 mode, u64 timeout_ns,
 /*
  * No signal ends an IO or UNINTERRUPTIBLE wait, so it needs a timeout, and
  * one well below the hung-task detector's: the time left, whatever clock a
- * deadline named, is what the task will sleep.
+ * deadline named, is what the task will sleep, and an hrtimer may fire as
+ * late as the task's timer slack after it: what PR_SET_TIMERSLACK added
+ * to the default counts against the cap.  No time left arms no timer.
  */
 static int waitvar_check_mode(u32 mode, const struct waitvar_timeout *t)
 {
+	u64 cap = (u64)READ_ONCE(max_uninterruptible_ms) * NSEC_PER_MSEC;
+	u64 slack = t->coarse ? 0 : current->timer_slack_ns;
+
+	slack -= min_t(u64, slack, current->default_timer_slack_ns);
+
 	if (mode >= WAITVAR_MODE_COUNT)
 		return -EINVAL;
 	if (mode == WAITVAR_MODE_IO || mode == WAITVAR_MODE_UNINTERRUPTIBLE) {
 		if (!t->timed)
 			return -EINVAL;
-		if (t->ns > (u64)READ_ONCE(max_uninterruptible_ms) * NSEC_PER_MSEC)
+		if (t->ns > cap || (t->ns && slack > cap - t->ns))
 			return -EINVAL;
 	}
 	return 0;

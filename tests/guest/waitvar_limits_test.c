@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "waitvar_test.h"
@@ -788,6 +789,7 @@ TEST_F(limits, max_vars_per_file_still_bounds_each_file)
 /* 5. The cap on IO and UNINTERRUPTIBLE waits */
 
 #define CAP_MS 500
+#define RAISED_NS (400 * NSEC_PER_MSEC)	/* timer slack added to the default */
 
 /* WAIT on @id for a value it never takes, in @mode, with @flags and @timeout_ns. */
 static int wait_for_nothing(int fd, uint32_t id, uint32_t mode, uint32_t flags,
@@ -801,6 +803,7 @@ TEST_F(limits, io_and_uninterruptible_timeouts_over_the_cap_return_einval)
 	static const uint32_t modes[] = { WAITVAR_MODE_IO, WAITVAR_MODE_UNINTERRUPTIBLE };
 	const long long cap = CAP_MS * NSEC_PER_MSEC, over = cap + NSEC_PER_MSEC;
 	struct waitvar_waitv_entry e;
+	long slack;
 	struct waitvar_features f;
 	uint32_t id = 0;
 	size_t i;
@@ -843,9 +846,44 @@ TEST_F(limits, io_and_uninterruptible_timeouts_over_the_cap_return_einval)
 						    SHORT_NS, NULL))
 			TH_LOG("mode %u, WAITV", m);
 	}
-	/* At most the cap: the cap itself is allowed. */
+	/* At most the cap: the cap itself is allowed, with the default slack. */
 	EXPECT_EQ(-ETIMEDOUT, wait_for_nothing(self->fd, id, WAITVAR_MODE_UNINTERRUPTIBLE,
 					       WAITVAR_WAIT_TIMEOUT, cap));
+	/*
+	 * Timer slack raised above the default (an hrtimer fires up to the
+	 * slack late) counts against the cap; the jiffies variants have none.
+	 */
+	slack = prctl(PR_GET_TIMERSLACK);
+	ASSERT_LT(0, slack);
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, (unsigned long)(slack + RAISED_NS)));
+	EXPECT_EQ(-ETIMEDOUT, wait_for_nothing(self->fd, id, WAITVAR_MODE_UNINTERRUPTIBLE,
+					       WAITVAR_WAIT_TIMEOUT, cap - RAISED_NS));
+	EXPECT_EQ(-EINVAL, wait_for_nothing(self->fd, id, WAITVAR_MODE_UNINTERRUPTIBLE,
+					    WAITVAR_WAIT_TIMEOUT, cap - RAISED_NS + 1));
+	EXPECT_EQ(-ETIMEDOUT, wait_for_nothing(self->fd, id, WAITVAR_MODE_UNINTERRUPTIBLE,
+					       WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES,
+					       SHORT_NS));
+	/*
+	 * A slack longer than the cap leaves no room for any hrtimer wait, but
+	 * a deadline already past arms no timer: one check, as ever.
+	 */
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, (unsigned long)(cap + NSEC_PER_MSEC)));
+	for (i = 0; i < ARRAY_LEN(modes); i++) {
+		EXPECT_EQ(-ETIMEDOUT, wait_for_nothing(self->fd, id, modes[i],
+						       WAITVAR_WAIT_ABS_MONOTONIC, 1))
+			TH_LOG("mode %u, deadline past, slack over the cap", modes[i]);
+		EXPECT_EQ(-EINVAL, wait_for_nothing(self->fd, id, modes[i], WAITVAR_WAIT_TIMEOUT,
+						    SHORT_NS))
+			TH_LOG("mode %u, slack of the cap", modes[i]);
+		EXPECT_EQ(-EINVAL, waitvar_waitv(self->fd, &e, 1, modes[i], WAITVAR_WAIT_TIMEOUT,
+						 SHORT_NS, NULL))
+			TH_LOG("mode %u, WAITV, slack of the cap", modes[i]);
+		EXPECT_EQ(-ETIMEDOUT, wait_for_nothing(self->fd, id, modes[i],
+						       WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES,
+						       SHORT_NS))
+			TH_LOG("mode %u, jiffies, slack of the cap", modes[i]);
+	}
+	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, 0UL));
 }
 
 TEST_F(limits, interruptible_and_killable_waits_are_not_capped)

@@ -172,26 +172,30 @@ enum waitvar_mode {
  * @value: out: the value for which the condition held; in: must be 0
  *
  * Sleeps in @mode until the condition holds; returns at once if it already
- * does, even past a deadline.  An hrtimer times the wait: it ends within
+ * does, even past a deadline.  An hrtimer times the wait: it fires within
  * the caller's timer slack (PR_SET_TIMERSLACK) after the timeout, never
- * before, and a CLOCK_REALTIME deadline follows the clock, as an absolute
+ * before, and the wait returns as soon as the task runs again.  A
+ * CLOCK_REALTIME deadline follows the clock, as an absolute
  * clock_nanosleep() does: setting the clock forward past it ends the wait,
  * setting it back makes the wait longer (except in IO and UNINTERRUPTIBLE
  * modes, where it is fixed as a CLOCK_MONOTONIC deadline when the wait
  * starts, so that no clock change can stretch a sleep no signal ends).
  * With WAITVAR_WAIT_JIFFIES, the jiffies-based wait_var_event_*_timeout()
- * variants time it instead: the timeout is rounded up to whole jiffies plus
- * the one the wait starts in, and a deadline is turned into a timeout once,
- * when the wait starts.  An exclusive waiter
- * (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET and WAKE, and as
- * many at a time as WAKE_NR asks; DESTROY wakes every waiter.
- * WAITVAR_MODE_IO and WAITVAR_MODE_UNINTERRUPTIBLE need a timeout of at
- * most max_uninterruptible_ms (a deadline counts from the start of the wait,
- * on CLOCK_MONOTONIC, whichever clock it names): no task that no signal can
- * end is created without a bound, and the bound stays well below the
- * hung-task detector's (keep max_uninterruptible_ms below that timeout,
- * which the driver cannot read).  Every mode sleeps freezable: a task
- * asleep here does not keep suspend or the cgroup v1 freezer from freezing
+ * variants time it instead: the timeout is rounded down to whole jiffies
+ * plus two (the partial one and the one the wait starts in), and a
+ * deadline is turned into a timeout once, when the wait starts.  An
+ * exclusive waiter (WAITVAR_WAIT_EXCLUSIVE) is woken one at a time by SET
+ * and WAKE, and as many at a time as WAKE_NR asks; DESTROY wakes every
+ * waiter.  WAITVAR_MODE_IO and WAITVAR_MODE_UNINTERRUPTIBLE need a timeout
+ * of at most max_uninterruptible_ms, counting the timer slack the caller
+ * set above its default with PR_SET_TIMERSLACK (a deadline counts from the
+ * start of the wait, on CLOCK_MONOTONIC, whichever clock it names; the
+ * jiffies variants have no slack, but the timer wheel may end a long one
+ * up to an eighth of it late): no task that
+ * no signal can end is created without a bound, and the bound stays well
+ * below the hung-task detector's (keep max_uninterruptible_ms below that
+ * timeout, which the driver cannot read).  Every mode sleeps freezable: a
+ * task asleep here does not keep suspend or the cgroup v1 freezer from freezing
  * it, and the wait goes on once it is thawed (a wait the freezer catches
  * running may return as after a signal; the cgroup v2 freezer ends only
  * INTERRUPTIBLE sleeps, that way).
@@ -201,8 +205,9 @@ enum waitvar_mode {
  * would start the timeout again.
  * Errors: EINVAL for an unknown @op or @mode, two timeout kinds,
  * WAITVAR_WAIT_JIFFIES without a timeout kind, IO or
- * UNINTERRUPTIBLE without a timeout or with one over
- * max_uninterruptible_ms, EXCLUSIVE or IO on a lock-protected variable;
+ * UNINTERRUPTIBLE without a timeout or with one (plus the raised timer
+ * slack) over max_uninterruptible_ms, EXCLUSIVE or IO on a lock-protected
+ * variable;
  * ENOSPC when the user's tasks and descriptors already hold
  * max_user_waiters entries; ETIMEDOUT when the timeout passes; EINTR as
  * above; EIDRM when the variable is destroyed while waiting.
