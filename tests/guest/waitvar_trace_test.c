@@ -25,6 +25,7 @@ static const char *const var_events[] = {
 FIXTURE(trace) {
 	int fd;
 	char tracefs[64];
+	char clock[32];		/* the trace clock to restore, or "" */
 };
 
 FIXTURE_SETUP(trace)
@@ -32,9 +33,10 @@ FIXTURE_SETUP(trace)
 	self->fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
 	self->tracefs[0] = '\0';
+	self->clock[0] = '\0';
 }
 
-/* Turns the events off again, whatever the test left behind. */
+/* Turns the events off and restores the trace clock, whatever the test left behind. */
 FIXTURE_TEARDOWN(trace)
 {
 	char path[128];
@@ -45,7 +47,27 @@ FIXTURE_TEARDOWN(trace)
 			 var_events[i]);
 		write_file(path, "0");
 	}
+	if (self->clock[0]) {
+		snprintf(path, sizeof(path), "%s/trace_clock", self->tracefs);
+		write_file(path, self->clock);
+	}
 	close(self->fd);
+}
+
+/* The trace clock in use: the name trace_clock shows in brackets. */
+static bool current_trace_clock(const char *tracefs, char *name, size_t size)
+{
+	char path[128], buf[512], *open_b, *close_b;
+
+	snprintf(path, sizeof(path), "%s/trace_clock", tracefs);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	open_b = strchr(buf, '[');
+	close_b = open_b ? strchr(open_b, ']') : NULL;
+	if (!close_b || (size_t)(close_b - open_b) > size)
+		return false;
+	snprintf(name, size, "%.*s", (int)(close_b - open_b - 1), open_b + 1);
+	return true;
 }
 
 /* Lines of the table file that are not comments: one per queue. */
@@ -82,15 +104,29 @@ static int possible_cpus(void)
 	return n;
 }
 
-/* wait_table_bits=N from the kernel command line, or -1. */
+/*
+ * wait_table_bits=N from the kernel command line, parsed as the kernel
+ * does (any base, 4 to 20), or -1 where the kernel sizes by CPUs.
+ */
 static int cmdline_table_bits(void)
 {
-	char buf[4096], *p;
+	static const char key[] = " wait_table_bits=";
+	char buf[4096], *p, *end;
+	unsigned long bits;
+	int last = -1;
 
 	if (read_file("/proc/cmdline", buf, sizeof(buf)) <= 0)
 		return -1;
-	p = strstr(buf, "wait_table_bits=");
-	return p ? atoi(p + strlen("wait_table_bits=")) : -1;
+	/* Each valid one replaces the one before, as early_param() handles them. */
+	for (p = strstr(buf, key); p; p = strstr(p, key)) {
+		p += strlen(key);
+		errno = 0;
+		bits = strtoul(p, &end, 0);
+		if (!errno && end != p && (!*end || *end == ' ' || *end == '\n') &&
+		    bits >= 4 && bits <= 20)
+			last = (int)bits;
+	}
+	return last;
 }
 
 /*
@@ -158,6 +194,18 @@ static bool find_tracefs(char *path, size_t size)
 	return true;
 }
 
+/* Whether @line has the field @field ("name=value") whole, not a prefix of one. */
+static bool has_field(const char *line, const char *field)
+{
+	size_t len = strlen(field);
+	const char *p;
+
+	for (p = strstr(line, field); p; p = strstr(p + 1, field))
+		if (p > line && p[-1] == ' ' && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
 /* The first line of @buf from @from on with @event, task @tid and @bucket; or NULL. */
 static const char *find_event(const char *buf, const char *from, const char *event, int tid,
 			      unsigned int bucket, const char *also)
@@ -178,7 +226,7 @@ static const char *find_event(const char *buf, const char *from, const char *eve
 		line[len] = '\0';
 		b = strstr(line, " bucket=");
 		if (strstr(line, who) && strstr(line, where) && b &&
-		    strtoul(b + 8, NULL, 10) == bucket && (!also || strstr(line, also)))
+		    strtoul(b + 8, NULL, 10) == bucket && (!also || has_field(line, also)))
 			return p;
 	}
 	(void)buf;
@@ -203,6 +251,13 @@ TEST_F(trace, a_wait_and_its_wake_appear_in_the_trace)
 		SKIP(return, "no tracefs: this kernel has no event tracing");
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &w.id));
 	ASSERT_EQ(0, waitvar_stats(self->fd, w.id, &st));
+	/*
+	 * One clock for every CPU's buffer, so that merging them keeps the
+	 * order in which the waiter and the setter, on two CPUs, did things.
+	 */
+	ASSERT_TRUE(current_trace_clock(self->tracefs, self->clock, sizeof(self->clock)));
+	snprintf(path, sizeof(path), "%s/trace_clock", self->tracefs);
+	ASSERT_EQ(0, write_file(path, "global")) TH_LOG("%s: %s", path, strerror(errno));
 	snprintf(path, sizeof(path), "%s/trace", self->tracefs);
 	/* Opening the trace with O_TRUNC empties the buffer. */
 	i = open(path, O_WRONLY | O_TRUNC);
