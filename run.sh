@@ -28,6 +28,9 @@ Commands:
   fuzz [-- ARGS]  on the debug kernel, the long fuzz (ARGS added), then
                   trinity aimed at /dev/waitvar: $(long_form fuzz)
                   ('test' runs both in a short form)
+  bench [-- ARGS] on the default kernel, waitvar-bench against futex in the
+                  boots harness/bench lists (ARGS added to each); table,
+                  JSON and plots (gnuplot, PNG and SVG) in the run's folder
   build           build everything, boot nothing
   clean [PART]    drop the cache, or one part of it:
                   kernel (patched tree and build dirs), source (unpacked
@@ -68,6 +71,8 @@ Exit status:
   $EX_HARNESS   harness error: a build or set-up step failed
   $EX_USAGE  bad usage
   run: the exit status of CMD (or one of the above when the guest failed)
+  bench: 0 once the report is written, goals met or not (the table says);
+      a boot that fails ends it as run would
 
 Cache: \$WAITVAR_CACHE (now $CACHE). Logs: \$WAITVAR_CACHE/runs/latest/.
 EOF_USAGE
@@ -146,7 +151,7 @@ parse_args() {
 	local cmd_seen=0
 	while [ $# -gt 0 ]; do
 		case $1 in
-		test | shell | run | build | clean | stress | fuzz)
+		test | shell | run | build | clean | stress | fuzz | bench)
 			[ $cmd_seen = 0 ] || die_usage "two commands given: $COMMAND and $1"
 			COMMAND=$1 cmd_seen=1
 			if [ "$1" = clean ] && [ $# -gt 1 ] && [[ $2 != -* ]]; then
@@ -212,6 +217,12 @@ parse_args() {
 		CONFIG=${CONFIG:-debug}
 		;;
 	esac
+	if [ "$COMMAND" = bench ]; then
+		[ -z "$CONFIG" ] || [ "$CONFIG" = default ] ||
+			die_usage "'bench' measures the default kernel; drop --config $CONFIG"
+		# Each boot's program takes minutes under TCG.
+		[ "$TIMEOUT_GIVEN" = 1 ] || TIMEOUT=1800
+	fi
 	CONFIG=${CONFIG:-default}
 	config_names | grep -qxF -- "$CONFIG" ||
 		die_usage "unknown --config '$CONFIG' ($(config_names | paste -sd' ' -))"
@@ -223,6 +234,16 @@ parse_args() {
 	fi
 	case $COMMAND in
 	run) ;;
+	bench)
+		local a
+		for a in "${GUEST_CMD[@]}"; do
+			case $a in
+			--figures* | --json* | --label*)
+				die_usage "bench: harness/bench sets waitvar-bench's --figures, --json and --label; drop $a"
+				;;
+			esac
+		done
+		;;
 	stress | fuzz)
 		local long
 		read -ra long <<<"$(long_form "$COMMAND")"
@@ -230,7 +251,7 @@ parse_args() {
 		# The guest watchdog must outlast the program's own --seconds.
 		[ "$TIMEOUT_GIVEN" = 1 ] || TIMEOUT=$(($(seconds_of "${GUEST_CMD[@]}") + 300))
 		;;
-	*) [ ${#GUEST_CMD[@]} -eq 0 ] || die_usage "'-- CMD' is only for 'run', 'stress' and 'fuzz'" ;;
+	*) [ ${#GUEST_CMD[@]} -eq 0 ] || die_usage "'-- CMD' is only for 'run', 'stress', 'fuzz' and 'bench'" ;;
 	esac
 	if [ -n "$SHARE" ]; then
 		[ -d "$SHARE" ] || die_usage "--share: '$SHARE' is not a directory"
@@ -287,9 +308,13 @@ new_run_dir() {
 	ln -sfn "$RUN_DIR" "$CACHE/runs/latest"
 }
 
+# The host's report of 'bench' (and its host check) draws with these.
+BENCH_PACKAGES=(python3 gnuplot-nox)
+
 ensure_all_packages() {
 	# shellcheck disable=SC2086 # none, or one package name
-	ensure_packages "${KERNEL_PACKAGES[@]}" $TREE_PACKAGE "${ARCH_PACKAGES[@]}" "${GUEST_PACKAGES[@]}" shellcheck
+	ensure_packages "${KERNEL_PACKAGES[@]}" $TREE_PACKAGE "${ARCH_PACKAGES[@]}" "${GUEST_PACKAGES[@]}" \
+		shellcheck "${BENCH_PACKAGES[@]}"
 }
 
 host_checks() {
@@ -297,6 +322,7 @@ host_checks() {
 	"$TOP/tests/host/test-lib.sh"
 	"$TOP/tests/host/test-run-usage.sh"
 	"$TOP/tests/host/test-apply-patch.sh"
+	"$TOP/tests/host/test-bench-report.sh"
 	"$TOP/tests/host/check-shell.sh"
 }
 
@@ -365,6 +391,48 @@ cmd_stress() {
 
 cmd_fuzz() {
 	cmd_run
+}
+
+# Guest memory for 'bench': 10,000 parked threads need more than a test
+# guest has (QEMU takes the last -m given).
+BENCH_GUEST_MB=2048
+
+# The boots harness/bench lists: label, kernel parameters ('-': none),
+# the figures waitvar-bench runs there ('all' or a --figures list).
+bench_boots() {
+	list_file "$TOP/harness/bench" | awk '{ print $1, $2, $3 }'
+}
+
+# bench: one boot per line of harness/bench, each in its own folder of the
+# run's, then one report over all of them (harness/bench-report.py).
+cmd_bench() {
+	local top=$RUN_DIR label params figures rc=0 jsons=() user_cmdline=$KCMDLINE
+	local -a user_args=("${GUEST_CMD[@]}")
+	QEMU_MACHINE+=(-m "$BENCH_GUEST_MB")
+	while read -r label params figures; do
+		RUN_DIR=$top/$label
+		mkdir -p "$RUN_DIR"
+		KCMDLINE=$user_cmdline
+		[ "$params" = - ] || KCMDLINE+="${KCMDLINE:+ }$params"
+		GUEST_CMD=(waitvar-bench --json /mnt/out/bench.json --label "$label")
+		[ "$figures" = all ] || GUEST_CMD+=(--figures "$figures")
+		GUEST_CMD+=("${user_args[@]}")
+		echo "=== bench boot '$label' (kernel parameters: ${KCMDLINE:-none}): ${GUEST_CMD[*]}" >&2
+		rc=0
+		cmd_run >"$RUN_DIR/bench.out" || rc=$?
+		cat "$RUN_DIR/bench.out"
+		if [ "$rc" != 0 ]; then
+			echo "run.sh: bench boot '$label' failed ($rc); its logs: $RUN_DIR" >&2
+			return "$rc"
+		fi
+		jsons+=("$RUN_DIR/guest/bench.json")
+	done < <(bench_boots)
+	RUN_DIR=$top
+	"$TOP/harness/bench-report.py" --out "$top" "${jsons[@]}" || {
+		echo "run.sh: the bench report failed; its input: ${jsons[*]}" >&2
+		return "$EX_HARNESS"
+	}
+	echo "bench: table $top/table.txt, JSON $top/bench.json, plots $top/*.png $top/*.svg"
 }
 
 cmd_clean() {
