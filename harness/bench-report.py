@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -296,8 +297,7 @@ class Report:
                     base = get(d, "scaling", impl, p=p, k=ks[0])["median"]
                     most = get(d, "scaling", impl, p=p, k=ks[-1])["median"]
                     losses.append(100.0 * (base - most) / base if base else 0.0)
-                med = sorted(losses)[len(losses) // 2] if len(losses) % 2 else \
-                    sum(sorted(losses)[len(losses) // 2 - 1:len(losses) // 2 + 1]) / 2
+                med = statistics.median(losses)
                 parts.append(f"{impl} {', '.join(f'{x:.0f}%' for x in losses)} "
                              f"(median {med:.0f}%)")
             self.out(f"   {d['wait_table_size']:>6} queues: " + "; ".join(parts))
