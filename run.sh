@@ -31,6 +31,11 @@ Commands:
   bench [-- ARGS] on the default kernel, waitvar-bench against futex in the
                   boots harness/bench lists (ARGS added to each); table,
                   JSON and plots (gnuplot, PNG and SVG) in the run's folder
+  mutate [NAME...] [--list]
+                  on the debug kernel, plant each mutant of tests/mutants/
+                  (or those named) in a copy of the driver, rebuild the
+                  module, run the suites that judge it; one table: killed
+                  by which test, or SURVIVED ('--list': the names)
   build           build everything, boot nothing
   clean [PART]    drop the cache, or one part of it:
                   kernel (patched tree and build dirs), source (unpacked
@@ -42,8 +47,8 @@ Options:
                     packages; default 6.1), or the path of a kernel source
                     tree of your own, which the series is applied to a copy of
   --config NAME     kernel config: $(config_names | paste -sd' ' -) (harness/kconfig/configs;
-                    default: default; 'test', 'stress' and 'fuzz' take a test
-                    kernel, debug unless given)
+                    default: default; 'test', 'stress', 'fuzz' and 'mutate'
+                    take a test kernel, debug unless given)
   --suite N[,N...]  run only these programs of tests/guest/suites (native),
                     no KUnit, no host checks: the edit-to-verdict loop
   --compat          with --suite: their 32-bit builds too
@@ -73,6 +78,8 @@ Exit status:
   run: the exit status of CMD (or one of the above when the guest failed)
   bench: 0 once the report is written, goals met or not (the table says);
       a boot that fails ends it as run would
+  mutate: 0 when every mutant is killed or equivalent, $EX_FAILED when one
+      survived or is stale, or the suites fail on the driver as it is
 
 Cache: \$WAITVAR_CACHE (now $CACHE). Logs: \$WAITVAR_CACHE/runs/latest/.
 EOF_USAGE
@@ -138,6 +145,8 @@ KCMDLINE=
 VERBOSE=0
 IN_TREE=0
 MATRIX=0
+MUTANTS=()
+MUTATE_LIST=0
 CELL_FLAGS=
 CLEAN_PART=
 GUEST_CMD=()
@@ -151,7 +160,7 @@ parse_args() {
 	local cmd_seen=0
 	while [ $# -gt 0 ]; do
 		case $1 in
-		test | shell | run | build | clean | stress | fuzz | bench)
+		test | shell | run | build | clean | stress | fuzz | bench | mutate)
 			[ $cmd_seen = 0 ] || die_usage "two commands given: $COMMAND and $1"
 			COMMAND=$1 cmd_seen=1
 			if [ "$1" = clean ] && [ $# -gt 1 ] && [[ $2 != -* ]]; then
@@ -180,16 +189,23 @@ parse_args() {
 		--verbose | -v) VERBOSE=1 ;;
 		--in-tree) IN_TREE=1 CELL_FLAGS+=" --in-tree" ;;
 		--matrix) MATRIX=1 ;;
+		--list) MUTATE_LIST=1 ;;
 		-h | --help) usage; exit 0 ;;
 		--)
 			shift
 			GUEST_CMD=("$@")
 			break
 			;;
-		*) die_usage "unknown argument '$1'" ;;
+		*)
+			if [ "$COMMAND" != mutate ] || [[ $1 == -* ]]; then
+				die_usage "unknown argument '$1'"
+			fi
+			MUTANTS+=("$1")
+			;;
 		esac
 		shift
 	done
+	[ "$MUTATE_LIST" = 0 ] || [ "$COMMAND" = mutate ] || die_usage "--list is for 'mutate'"
 
 	if [ "$MATRIX" = 1 ]; then
 		[ "$COMMAND" = test ] || die_usage "--matrix is for 'test'"
@@ -212,7 +228,7 @@ parse_args() {
 	[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die_usage "-j needs a positive number, not '$JOBS'"
 	[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die_usage "--timeout needs a positive number of seconds, not '$TIMEOUT'"
 	case $COMMAND in
-	test | stress | fuzz)
+	test | stress | fuzz | mutate)
 		[ "$CONFIG" != default ] || die_usage "'$COMMAND' runs on a test kernel; drop --config $CONFIG"
 		CONFIG=${CONFIG:-debug}
 		;;
@@ -253,6 +269,7 @@ parse_args() {
 		;;
 	*) [ ${#GUEST_CMD[@]} -eq 0 ] || die_usage "'-- CMD' is only for 'run', 'stress', 'fuzz' and 'bench'" ;;
 	esac
+	[ "$COMMAND" != mutate ] || parse_mutants
 	if [ -n "$SHARE" ]; then
 		[ -d "$SHARE" ] || die_usage "--share: '$SHARE' is not a directory"
 		SHARE=$(cd "$SHARE" && pwd)
@@ -266,6 +283,24 @@ parse_args() {
 	*) die_usage "clean: unknown part '$CLEAN_PART'" ;;
 	esac
 	parse_suites
+}
+
+# The catalogue of 'mutate' (tests/mutants/README.md), one folder per part.
+MUTANT_DIRS=("$TOP/tests/mutants/driver")
+
+# mutate: the names given must be in the catalogue; the module only.
+parse_mutants() {
+	local known name
+	[ "$IN_TREE" = 0 ] || die_usage "'mutate' plants its mutants in the module; drop --in-tree"
+	[ -z "$SHARE$KCMDLINE" ] || die_usage "'mutate' takes no --share or --cmdline"
+	known=$("$TOP/harness/mutate.py" list "${MUTANT_DIRS[@]}") ||
+		die_usage "the mutant catalogue is malformed (above)"
+	for name in "${MUTANTS[@]}"; do
+		grep -qxF -- "$name" <<<"$known" ||
+			die_usage "mutate: no mutant '$name' in tests/mutants (./run.sh mutate --list)"
+	done
+	# A mutant that hangs a program costs the watchdog's limit.
+	[ "$TIMEOUT_GIVEN" = 1 ] || TIMEOUT=180
 }
 
 # --suite picks programs by name; --compat and --kunit add to that pick.
@@ -323,6 +358,7 @@ host_checks() {
 	"$TOP/tests/host/test-run-usage.sh"
 	"$TOP/tests/host/test-apply-patch.sh"
 	"$TOP/tests/host/test-bench-report.sh"
+	"$TOP/tests/host/test-mutate.sh"
 	"$TOP/tests/host/check-shell.sh"
 }
 
@@ -391,6 +427,105 @@ cmd_stress() {
 
 cmd_fuzz() {
 	cmd_run
+}
+
+# mutant_path NAME: its file in the catalogue.
+mutant_path() {
+	local d
+	for d in "${MUTANT_DIRS[@]}"; do
+		[ ! -f "$d/$1.mut" ] || { echo "$d/$1.mut"; return 0; }
+	done
+	return 1
+}
+
+# build_mutant MUT SRC: SRC made the driver's sources again (files that
+# differ rewritten, so make sees them newer than their objects), MUT
+# planted, the module rebuilt: only the objects of what changed.  Prints
+# "stale: WHY" and fails when it no longer applies or does not build.
+build_mutant() {
+	local mut=$1 src=$2 out
+	rsync -rl --checksum --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
+		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
+		"$TOP/driver/" "$src/"
+	out=$("$TOP/harness/mutate.py" apply "$mut" "$src") || { echo "$out"; return 1; }
+	kmake M="$src" modules >"$RUN_DIR/build.log" 2>&1 ||
+		{ echo "stale: it does not build ($RUN_DIR/build.log)"; return 1; }
+}
+
+# mutate: first the suites that judge the selected mutants, on the driver
+# as it is (they must pass, or no kill means anything); then each mutant in
+# its own boot, its suites alone, from a stage that differs from the run's
+# in the module and the plan.  One row per mutant; the table at the end.
+cmd_mutate() {
+	local top=$RUN_DIR base_stage=$STAGE names=() name mut rows t0 rc result
+	local mdir=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/mutant all_suites=()
+	rows=$top/rows.tsv
+	: >"$rows"
+	if [ ${#MUTANTS[@]} -gt 0 ]; then
+		names=("${MUTANTS[@]}")
+	else
+		mapfile -t names < <("$TOP/harness/mutate.py" list "${MUTANT_DIRS[@]}")
+	fi
+	for name in "${names[@]}"; do
+		mut=$(mutant_path "$name")
+		"$TOP/harness/mutate.py" check "$mut" "$TOP/driver" "$TOP/tests/guest/suites" >/dev/null ||
+			[ $? = 3 ] || return "$EX_HARNESS"
+		eval "$("$TOP/harness/mutate.py" show "$mut")"
+		# shellcheck disable=SC2153 # MUT_SUITES: set by the eval above
+		IFS=, read -ra MUT_SUITES_A <<<"$MUT_SUITES"
+		all_suites+=("${MUT_SUITES_A[@]}")
+	done
+	mkdir -p "$mdir/src" "$mdir/stage"
+	COMPAT=0 KUNIT=0
+	if [ ${#all_suites[@]} -gt 0 ]; then
+		mapfile -t SUITES < <(list_file "$TOP/tests/guest/suites" | grep -xF -f <(printf '%s\n' "${all_suites[@]}"))
+		RUN_DIR=$top/baseline
+		mkdir -p "$RUN_DIR"
+		rsync -a --delete "$base_stage/" "$mdir/stage/"
+		STAGE=$mdir/stage
+		printf '%s\n' "${SUITES[@]}" >"$STAGE/suites"
+		rm -rf "$STAGE/kunit"/*
+		echo "=== baseline: ${SUITES[*]} on the driver as it is" >&2
+		boot_step test
+		rc=0
+		verdict >"$RUN_DIR/verdict.txt" 2>&1 || rc=$?
+		if [ "$rc" != 0 ]; then
+			cat "$RUN_DIR/verdict.txt"
+			echo "run.sh: mutate: the suites fail on the driver as it is ($rc): no mutant can be judged" >&2
+			return "$EX_FAILED"
+		fi
+	fi
+	for name in "${names[@]}"; do
+		mut=$(mutant_path "$name")
+		eval "$("$TOP/harness/mutate.py" show "$mut")"
+		RUN_DIR=$top/$name
+		mkdir -p "$RUN_DIR"
+		t0=$SECONDS
+		echo "=== mutant $name: $MUT_DESC" >&2
+		if ! result=$(build_mutant "$mut" "$mdir/src"); then
+			:
+		elif [ -n "$MUT_EQUIVALENT" ]; then
+			result="equivalent: $MUT_EQUIVALENT"
+		else
+			IFS=, read -ra SUITES <<<"$MUT_SUITES"
+			rsync -a --delete "$base_stage/" "$mdir/stage/"
+			STAGE=$mdir/stage
+			cp "$mdir/src/waitvar.ko" "$STAGE/waitvar.ko"
+			printf '%s\n' "${SUITES[@]}" >"$STAGE/suites"
+			rm -rf "$STAGE/kunit"/*
+			boot_step test
+			rc=0
+			verdict >"$RUN_DIR/verdict.txt" 2>&1 || rc=$?
+			result=$("$TOP/harness/mutate.py" killer "$RUN_DIR/verdict.txt" "$rc")
+		fi
+		echo "    $result" >&2
+		printf '%s\t%s\t%s\n' "$name" "$result" $((SECONDS - t0)) >>"$rows"
+	done
+	RUN_DIR=$top
+	rc=0
+	"$TOP/harness/mutate.py" table "$rows" | tee "$top/table.txt" || rc=$?
+	echo "mutate: table $top/table.txt, each mutant's logs in $top/NAME/"
+	[ "$rc" = 0 ] || return "$EX_FAILED"
 }
 
 # Guest memory for 'bench': 10,000 parked threads need more than a test
@@ -576,6 +711,10 @@ main() {
 		mkdir -p "$CACHE"
 		touch "$CACHE/.waitvar-cache"
 		cmd_matrix
+		return
+	fi
+	if [ "$MUTATE_LIST" = 1 ]; then
+		"$TOP/harness/mutate.py" list "${MUTANT_DIRS[@]}"
 		return
 	fi
 	# shellcheck source=harness/arch/arm64.sh

@@ -39,6 +39,13 @@ cases=(
 	"-j 0|-j needs a positive number"
 	"--bogus|unknown argument '--bogus'"
 	"clean nothing|clean: unknown part 'nothing'"
+	"mutate no_such_mutant|mutate: no mutant 'no_such_mutant' in tests/mutants"
+	"mutate --in-tree|'mutate' plants its mutants in the module; drop --in-tree"
+	"mutate --cmdline quiet|'mutate' takes no --share or --cmdline"
+	"mutate --config default|'mutate' runs on a test kernel"
+	"mutate --suite $first_suite|--suite is for 'test'"
+	"test --list|--list is for 'mutate'"
+	"test some_name|unknown argument 'some_name'"
 )
 echo "TAP version 13"
 echo "1..${#cases[@]}"
