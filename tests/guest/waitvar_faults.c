@@ -26,38 +26,13 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 
-#define SUMMARY_PATH "/sys/kernel/debug/waitvar/summary"
 #define KMEMLEAK_PATH "/sys/kernel/debug/kmemleak"
 #define SEC_NS (1000 * NSEC_PER_MSEC)
 
 /* Shared helpers */
 
-/* The device-wide counts of debugfs's waitvar/summary; -1 where unread. */
-struct summary {
-	long files, vars, waiters, named;
-};
-
 #define SUMMARY_FMT "files %ld, variables %ld, waiters %ld, named %ld"
 #define SUMMARY_ARGS(s) (s).files, (s).vars, (s).waiters, (s).named
-
-static bool read_summary(struct summary *s)
-{
-	/* The counts come first; a long list of names after them may be cut. */
-	static char buf[16384];
-	char *line, *save = NULL;
-
-	*s = (struct summary){ -1, -1, -1, -1 };
-	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
-		return false;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		/* Per-name lines start with blanks: they match none of these. */
-		sscanf(line, "files %ld", &s->files);
-		sscanf(line, "variables %ld", &s->vars);
-		sscanf(line, "waiters %ld", &s->waiters);
-		sscanf(line, "named %ld", &s->named);
-	}
-	return s->files >= 0 && s->vars >= 0 && s->waiters >= 0 && s->named >= 0;
-}
 
 static bool summary_same(const struct summary *a, const struct summary *b)
 {

@@ -112,6 +112,40 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 }
 
 /* Writes all of @s to @path (sysfs, cgroupfs, ...); returns 0 or -1. */
+#define SUMMARY_PATH "/sys/kernel/debug/waitvar/summary"
+
+/* The device-wide counts of debugfs's waitvar/summary; -1 where unread. */
+struct summary {
+	long files, vars, waiters, named;
+};
+
+static inline bool read_summary(struct summary *s)
+{
+	/* The counts come first; a long list of names after them may be cut. */
+	static char buf[16384];
+	char *line, *save = NULL;
+
+	*s = (struct summary){ -1, -1, -1, -1 };
+	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
+		return false;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* Per-name lines start with blanks: they match none of these. */
+		sscanf(line, "files %ld", &s->files);
+		sscanf(line, "variables %ld", &s->vars);
+		sscanf(line, "waiters %ld", &s->waiters);
+		sscanf(line, "named %ld", &s->named);
+	}
+	return s->files >= 0 && s->vars >= 0 && s->waiters >= 0 && s->named >= 0;
+}
+
+/* The variables of every open file, from the summary; -1 if unread. */
+static inline long device_vars(void)
+{
+	struct summary s;
+
+	return read_summary(&s) ? s.vars : -1;
+}
+
 static inline int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY);

@@ -52,6 +52,14 @@ TEST_F(update, set_is_seen_by_get)
 	ASSERT_EQ(UINT64_MAX, value);
 }
 
+/* STATS' wakes: counted by the updating call itself, so exact on its return. */
+static uint64_t wakes_of(int fd, uint32_t id)
+{
+	struct waitvar_stats st = {};
+
+	return waitvar_stats(fd, id, &st) ? UINT64_MAX : st.wakes;
+}
+
 TEST_F(update, add_returns_the_new_value_and_wakes_only_when_asked)
 {
 	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 5 };
@@ -63,12 +71,14 @@ TEST_F(update, add_returns_the_new_value_and_wakes_only_when_asked)
 	/* The condition now holds, but nobody woke the waiter. */
 	ASSERT_EQ(0, waitvar_add(self->fd, w.id, 3, 0, &value));
 	EXPECT_EQ(5U, value);
-	usleep(100 * 1000);
+	EXPECT_EQ(0U, wakes_of(self->fd, w.id));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, waitvar_add(self->fd, w.id, -1, 0, &value));
 	EXPECT_EQ(4U, value);
+	EXPECT_EQ(0U, wakes_of(self->fd, w.id));
 	ASSERT_EQ(0, waitvar_add(self->fd, w.id, 1, WAITVAR_ADD_WAKE, &value));
 	EXPECT_EQ(5U, value);
+	EXPECT_EQ(1U, wakes_of(self->fd, w.id));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(5U, w.seen);
@@ -87,10 +97,11 @@ TEST_F(update, dec_and_wake_wakes_only_at_zero)
 	/* 1 satisfies the waiter, but only reaching 0 wakes. */
 	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, w.id, &value));
 	EXPECT_EQ(1U, value);
-	usleep(100 * 1000);
+	EXPECT_EQ(0U, wakes_of(self->fd, w.id));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, w.id, &value));
 	EXPECT_EQ(0U, value);
+	EXPECT_EQ(1U, wakes_of(self->fd, w.id));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(0U, w.seen);
@@ -108,9 +119,12 @@ TEST_F(update, cmpxchg_returns_the_previous_value_and_wakes_on_success)
 	EXPECT_EQ(1U, prev);
 	ASSERT_EQ(0, waitvar_get(self->fd, w.id, &value));
 	EXPECT_EQ(1U, value);
+	/* It did not exchange: no wake was issued. */
+	EXPECT_EQ(0U, wakes_of(self->fd, w.id));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, waitvar_cmpxchg(self->fd, w.id, 1, 4, &prev));
 	EXPECT_EQ(1U, prev);
+	EXPECT_EQ(1U, wakes_of(self->fd, w.id));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(4U, w.seen);
@@ -122,9 +136,12 @@ TEST_F(update, updates_with_bad_flags_return_einval_and_change_nothing)
 	struct waitvar_value dec = { .flags = 1 };
 	struct waitvar_cmpxchg cx = { .flags = 1, .expected = 7, .desired = 8 };
 	uint64_t value = 0;
-	uint32_t id = 0;
+	uint32_t id = 0, gone = 0;
 
 	ASSERT_EQ(0, waitvar_create(self->fd, 7, 0, &id));
+	/* An id the kernel gave and took back: no variable has it. */
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &gone));
+	ASSERT_EQ(0, waitvar_destroy(self->fd, gone));
 	add.id = dec.id = cx.id = id;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_ADD, &add));
 	EXPECT_EQ(EINVAL, errno);
@@ -134,9 +151,9 @@ TEST_F(update, updates_with_bad_flags_return_einval_and_change_nothing)
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(7U, value);
-	EXPECT_EQ(-ENOENT, waitvar_add(self->fd, 999, 1, 0, &value));
-	EXPECT_EQ(-ENOENT, waitvar_dec_and_wake(self->fd, 999, &value));
-	EXPECT_EQ(-ENOENT, waitvar_cmpxchg(self->fd, 999, 0, 1, &value));
+	EXPECT_EQ(-ENOENT, waitvar_add(self->fd, gone, 1, 0, &value));
+	EXPECT_EQ(-ENOENT, waitvar_dec_and_wake(self->fd, gone, &value));
+	EXPECT_EQ(-ENOENT, waitvar_cmpxchg(self->fd, gone, 0, 1, &value));
 }
 
 TEST_F(update, variables_are_private_to_the_open_file)
@@ -248,9 +265,11 @@ TEST_F(update, nonzero_reserved_or_flags_return_einval_and_change_nothing)
 	struct waitvar_value set = { .value = 2, .flags = 1 };
 	struct waitvar_wait wait = { .op = WAITVAR_OP_EQ, .operand = 1 };
 	struct waitvar_id id_arg = { .flags = 1 };
+	long vars = device_vars();
 	uint64_t value = 0;
 	uint32_t id = 0;
 
+	ASSERT_LE(0, vars) TH_LOG("cannot read %s", SUMMARY_PATH);
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
 	EXPECT_EQ(EINVAL, errno);
 	/* One lock, not two. */
@@ -262,9 +281,10 @@ TEST_F(update, nonzero_reserved_or_flags_return_einval_and_change_nothing)
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_CREATE, &create));
 	EXPECT_EQ(EINVAL, errno);
 
-	/* Nothing was created: the first variable still gets the first id. */
+	/* Nothing was created: the device holds as many variables as before. */
+	EXPECT_EQ(vars, device_vars());
 	ASSERT_EQ(0, waitvar_create(self->fd, 1, 0, &id));
-	ASSERT_EQ(1U, id);
+	EXPECT_EQ(vars + 1, device_vars());
 
 	set.id = id;
 	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_SET, &set));
