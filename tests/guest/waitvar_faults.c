@@ -1427,7 +1427,7 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 /* 4. DESTROY and CREATE race every command */
 
 #define RACE_MS 3000
-#define RACE_IDS 9		/* ids 0 (never valid) to 8 */
+#define RACE_IDS 9		/* slots of hammered ids; slot 0 holds 0, never valid */
 #define RACE_HAMMERS 4
 #define RACE_NAMES 4
 
@@ -1458,6 +1458,8 @@ struct race {
 	char prefix[24];
 	long long cap_ns;	/* longest IO or UNINTERRUPTIBLE timeout */
 	atomic_int stop;
+	/* The ids the hammers pick from, each one CREATE or NAMED_* returned. */
+	_Atomic uint32_t ids[RACE_IDS];
 	struct race_thread th[RACE_HAMMERS + 2];
 };
 
@@ -1480,6 +1482,25 @@ static uint32_t race_lock(struct race_thread *t)
 	return locks[race_rand(t, ARRAY_LEN(locks))];
 }
 
+/* An id of a random slot: 0, a live id, or one since destroyed. */
+static uint32_t race_id(struct race_thread *t)
+{
+	return atomic_load(&t->race->ids[race_rand(t, RACE_IDS)]);
+}
+
+/*
+ * @id, just made, takes a random slot but 0; the id it replaces is
+ * destroyed (it may be gone already): every live id is in a slot.
+ */
+static void race_adopt(struct race_thread *t, uint32_t id)
+{
+	uint32_t old = atomic_exchange(&t->race->ids[1 + race_rand(t, RACE_IDS - 1)], id);
+	int ret = waitvar_destroy(t->race->fd, old);
+
+	if (ret && ret != -ENOENT)
+		race_bad(t, "DESTROY of a replaced id", old, ret);
+}
+
 /* A relative timeout of 1 to 5 ms, within the uninterruptible cap. */
 static long long race_timeout(struct race_thread *t)
 {
@@ -1488,12 +1509,12 @@ static long long race_timeout(struct race_thread *t)
 	return ns < t->race->cap_ns ? ns : t->race->cap_ns;
 }
 
-/* One command on a random id of 0 to 8; its result must be one its documentation allows. */
+/* One command on the id of a random slot; its result must be one its documentation allows. */
 static void race_op(struct race_thread *t, enum race_op op)
 {
 	struct race *r = t->race;
 	struct waitvar_waitv_entry e[4];
-	uint32_t id = race_rand(t, RACE_IDS), nid = 0, mode, flags, n, i;
+	uint32_t id = race_id(t), nid = 0, mode, flags, n, i;
 	const char *what = race_op_names[op];
 	struct waitvar_stats st;
 	struct pollfd pfd;
@@ -1545,7 +1566,7 @@ static void race_op(struct race_thread *t, enum race_op op)
 	case R_WAITV:
 		n = 1 + race_rand(t, 4);
 		for (i = 0; i < n; i++)
-			e[i] = (struct waitvar_waitv_entry){ .id = i ? race_rand(t, RACE_IDS) : id,
+			e[i] = (struct waitvar_waitv_entry){ .id = i ? race_id(t) : id,
 							     .op = race_rand(t, WAITVAR_OP_COUNT),
 							     .operand = race_rand(t, 3) };
 		ret = waitvar_waitv(r->fd, e, n, race_rand(t, WAITVAR_MODE_COUNT),
@@ -1577,9 +1598,8 @@ static void race_op(struct race_thread *t, enum race_op op)
 		ret = waitvar_create(r->fd, 0, race_lock(t), &nid);
 		if (ret)
 			race_bad(t, what, nid, ret);
-		/* Past the hammered ids only this thread knows it: give it back. */
-		else if (nid >= RACE_IDS && (ret = waitvar_destroy(r->fd, nid)))
-			race_bad(t, "DESTROY of a new id", nid, ret);
+		else
+			race_adopt(t, nid);
 		return;
 	case NR_RACE_OPS:
 		return;
@@ -1600,7 +1620,7 @@ static void *hammer_main(void *data)
 	return NULL;
 }
 
-/* DESTROYs ids 1 to 8 and CREATEs them again, with and without a lock. */
+/* DESTROYs the slots' ids and CREATEs new ones, with and without a lock. */
 static void *destroyer_main(void *data)
 {
 	struct race_thread *t = data;
@@ -1609,7 +1629,7 @@ static void *destroyer_main(void *data)
 	int ret;
 
 	while (!atomic_load(&r->stop)) {
-		id = 1 + race_rand(t, RACE_IDS - 1);
+		id = race_id(t);
 		ret = waitvar_destroy(r->fd, id);
 		if (ret && ret != -ENOENT)
 			race_bad(t, "DESTROY", id, ret);
@@ -1617,8 +1637,8 @@ static void *destroyer_main(void *data)
 		ret = waitvar_create(r->fd, race_rand(t, 3), race_lock(t), &nid);
 		if (ret)
 			race_bad(t, "CREATE", id, ret);
-		else if (nid >= RACE_IDS && (ret = waitvar_destroy(r->fd, nid)))
-			race_bad(t, "DESTROY of a new id", nid, ret);
+		else
+			race_adopt(t, nid);
 		t->ops++;
 		if (t->ops % 8 == 0)
 			usleep(200);
@@ -1661,8 +1681,8 @@ static void *namer_main(void *data)
 				race_bad(t, "LIST", 0, ret);
 			break;
 		}
-		if (id >= RACE_IDS && (ret = waitvar_destroy(r->fd, id)))
-			race_bad(t, "DESTROY of a named id", id, ret);
+		if (id)
+			race_adopt(t, id);
 		t->ops++;
 	}
 	atomic_store(&t->finished, 1);
@@ -1719,7 +1739,7 @@ TEST_F_TIMEOUT(race, destroy_races_every_command, 120)
 	r->cap_ns = uninterruptible_timeout_ns(5 * NSEC_PER_MSEC);
 	for (i = 1; i < RACE_IDS; i++) {
 		ASSERT_EQ(0, waitvar_create(r->fd, 0, 0, &id));
-		ASSERT_EQ((uint32_t)i, id);
+		atomic_store(&r->ids[i], id);
 	}
 	for (i = 0; i < ARRAY_LEN(r->th); i++) {
 		void *(*fn)(void *) = i < RACE_HAMMERS ? hammer_main :

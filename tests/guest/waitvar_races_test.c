@@ -77,17 +77,41 @@ static int create_copyout_child(struct peer *parent, void *arg)
 	return 0;
 }
 
+/*
+ * Lets @fd hold one variable only (max_vars_per_file 1), so that a call
+ * that failed and kept its id leaves no room for the next; returns the
+ * device's variable count (debugfs), or -1.  room_back() undoes the limit.
+ */
+static long room_for_one(struct saved_params *params, unsigned int *old)
+{
+	if (get_param("max_vars_per_file", old) ||
+	    param_override(params, "max_vars_per_file", 1))
+		return -1;
+	return device_vars();
+}
+
+static int room_back(struct saved_params *params, unsigned int old)
+{
+	return param_override(params, "max_vars_per_file", old);
+}
+
 TEST_F(copyout, create_that_cannot_return_its_id_leaves_no_variable)
 {
 	struct waitvar_create arg = { .value = 3 };
 	uint64_t value = 0;
+	unsigned int old;
 	uint32_t id = 0;
+	long vars;
 
+	vars = room_for_one(&self->params, &old);
+	ASSERT_LE(0, vars);
 	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_CREATE, &arg, sizeof(arg)));
-	EXPECT_EQ(-ENOENT, waitvar_get(self->fd, 1, &value)) TH_LOG("the failed CREATE left id 1");
-	ASSERT_EQ(0, waitvar_create(self->fd, 4, 0, &id));
-	EXPECT_EQ(1U, id) TH_LOG("the failed CREATE kept its id");
-	EXPECT_EQ(-ENOENT, waitvar_get(self->fd, 2, &value));
+	EXPECT_EQ(vars, device_vars()) TH_LOG("the failed CREATE left a variable");
+	/* Room for one: the failed CREATE kept no id. */
+	ASSERT_EQ(0, waitvar_create(self->fd, 4, 0, &id)) TH_LOG("the failed CREATE kept its id");
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	EXPECT_EQ(4U, value);
+	ASSERT_EQ(0, room_back(&self->params, old));
 
 	ASSERT_EQ(0, param_override(&self->params, "max_user_vars", 1));
 	EXPECT_EQ(0, run_as(UID_A, create_copyout_child, NULL));
@@ -121,21 +145,24 @@ static int named_create_copyout_child(struct peer *parent, void *arg)
 TEST_F(copyout, named_create_that_cannot_return_its_id_leaves_no_name)
 {
 	struct waitvar_named arg = named_arg(self->name, 3, 0600);
-	uint64_t value = 0;
+	unsigned int old;
 	uint32_t id = 0;
+	long vars;
 	int fd2;
 
+	vars = room_for_one(&self->params, &old);
+	ASSERT_LE(0, vars);
 	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_NAMED_CREATE, &arg, sizeof(arg)));
 	fd2 = waitvar_open();
 	ASSERT_LE(0, fd2);
 	EXPECT_EQ(-ENOENT, waitvar_named_open(fd2, self->name, &id)) TH_LOG("the name stayed");
 	close(fd2);
 	EXPECT_EQ(0, times_listed(self->fd, self->name));
-	EXPECT_EQ(-ENOENT, waitvar_get(self->fd, 1, &value)) TH_LOG("the failed call left id 1");
-	/* The name is free, and so is the id. */
+	EXPECT_EQ(vars, device_vars()) TH_LOG("the failed call left a variable");
+	/* The name is free, and there is room for one id. */
 	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 4, 0, 0600, &id));
-	EXPECT_EQ(1U, id);
 	ASSERT_EQ(0, waitvar_named_remove(self->fd, self->name));
+	ASSERT_EQ(0, room_back(&self->params, old));
 
 	ASSERT_EQ(0, param_override(&self->params, "max_user_names", 1));
 	ASSERT_EQ(0, param_override(&self->params, "max_user_vars", 1));
@@ -147,22 +174,26 @@ TEST_F(copyout, named_open_that_cannot_return_its_id_leaves_no_id)
 	struct waitvar_named arg = named_arg(self->name, 0, 0);
 	uint64_t value = 0;
 	uint32_t id = 0, other_id = 0;
+	unsigned int old;
+	long vars;
 	int other;
 
 	other = waitvar_open();
 	ASSERT_LE(0, other);
 	ASSERT_EQ(0, waitvar_named_create(other, self->name, 11, 0, 0600, &other_id));
+	vars = room_for_one(&self->params, &old);
+	ASSERT_LE(0, vars);
 	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_NAMED_OPEN, &arg, sizeof(arg)));
-	EXPECT_EQ(-ENOENT, waitvar_get(self->fd, 1, &value))
-		TH_LOG("the failed NAMED_OPEN left id 1");
+	EXPECT_EQ(vars, device_vars()) TH_LOG("the failed NAMED_OPEN left an id");
 	/* The undo detached; it removed nothing. */
 	EXPECT_EQ(0, waitvar_get(other, other_id, &value));
 	EXPECT_EQ(11U, value);
 	EXPECT_EQ(1, times_listed(self->fd, self->name));
+	/* Room for one id: the failed NAMED_OPEN kept none. */
 	ASSERT_EQ(0, waitvar_named_open(self->fd, self->name, &id));
-	EXPECT_EQ(1U, id);
 	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(11U, value);
+	ASSERT_EQ(0, room_back(&self->params, old));
 	close(other);
 }
 
@@ -270,16 +301,16 @@ static void *race_a_main(void *data)
 
 /*
  * As UID_A, two threads on one file.  A creates (the driver holds the
- * result RACE_DELAY_MS, then cannot write it back); meanwhile B destroys
- * id 1, the id A's variable got, and attaches the victim, which reuses
+ * result RACE_DELAY_MS, then cannot write it back); meanwhile B tries to
+ * destroy the id A's variable got, and attaches the victim, which reuses
  * that id if the first step freed it.  A's undo must then take back what
- * A made, not what id 1 names by then.
+ * A made, not what its id names by then.
  */
 static int undo_race_child(struct peer *parent, void *arg)
 {
 	struct undo_race_ctx *r = arg;
-	int destroy_ret, open_ret, get_ret, mine_ret;
-	uint32_t b_id = 0, id = 0;
+	int destroy_ret = -ENOENT, open_ret, get_ret, mine_ret;
+	uint32_t b_id = 0, id = 0, max, tried;
 	uint64_t value = 0;
 	pthread_t a;
 
@@ -291,8 +322,17 @@ static int undo_race_child(struct peer *parent, void *arg)
 	CHILD_CHECK(!atomic_load(&r->a_done),
 		    "A returned (%d) within %d ms: test_copyout_delay_ms did not hold its result",
 		    r->a_ret, RACE_B_AFTER_MS);
-	/* Thread B, this one. */
-	destroy_ret = waitvar_destroy(r->fd, 1);
+	/*
+	 * Thread B, this one: A's id is not known, so B tries every id the
+	 * file may hold (FEATURES' max_vars_per_file); none may be usable yet.
+	 */
+	max = driver_features().max_vars_per_file;
+	CHILD_CHECK(max > 0, "FEATURES gives no max_vars_per_file");
+	for (tried = 1; tried <= max; tried++) {
+		destroy_ret = waitvar_destroy(r->fd, tried);
+		if (destroy_ret != -ENOENT)
+			break;
+	}
 	open_ret = waitvar_named_open(r->fd, r->victim, &b_id);
 	pthread_join(a, NULL);
 	get_ret = open_ret ? open_ret : waitvar_get(r->fd, b_id, &value);
@@ -307,8 +347,8 @@ static int undo_race_child(struct peer *parent, void *arg)
 	CHILD_CHECK(mine_ret == -ENOENT, "A's name exists after its EFAULT (NAMED_OPEN: %d)",
 		    mine_ret);
 	CHILD_CHECK(destroy_ret == -ENOENT,
-		    "B's DESTROY of id 1 while A's create was in flight: %d, not ENOENT: the id was usable before it was written back",
-		    destroy_ret);
+		    "B's DESTROY of id %u while A's create was in flight: %d, not ENOENT: the id was usable before it was written back",
+		    tried, destroy_ret);
 	return 0;
 }
 
@@ -913,18 +953,6 @@ struct qw_waiter {
 	uint64_t value;
 };
 
-/* How often thread @tid went to sleep (voluntary context switches), or -1. */
-static long qw_sleeps(pid_t tid)
-{
-	char path[64], buf[2048], *p;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	p = strstr(buf, "\nvoluntary_ctxt_switches:");
-	return p ? strtol(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : -1;
-}
-
 static void *qw_main(void *data)
 {
 	struct qw_waiter *w = data;
@@ -971,12 +999,12 @@ static void check_wake_while_queueing(struct __test_metadata *_metadata,
 		usleep(1000);
 	EXPECT_NE(holds0, holds) TH_LOG("the WAITV never reached the driver's hold");
 	if (holds != holds0)
-		sleeps = qw_sleeps(atomic_load(&w.tid));
+		sleeps = thread_sleeps_count(atomic_load(&w.tid));
 	EXPECT_EQ(0, waitvar_set(self->fd, a, 1));
 	/* Released, it queues on B, finds both conditions false and sleeps. */
 	EXPECT_EQ(0, param_override(&self->params, "test_waitv_queue_hold_ms", 0));
 	deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-	while (!(slept = sleeps >= 0 && qw_sleeps(atomic_load(&w.tid)) > sleeps) &&
+	while (!(slept = sleeps >= 0 && thread_sleeps_count(atomic_load(&w.tid)) > sleeps) &&
 	       !atomic_load(&w.done) && now_ns() < deadline)
 		usleep(1000);
 	EXPECT_TRUE(slept) TH_LOG("the waiter did not sleep after the hold");

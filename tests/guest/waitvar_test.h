@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -548,6 +549,31 @@ static inline bool thread_sleeps_in(atomic_int *tid, atomic_int *done, char stat
 		usleep(1000);
 	}
 	return false;
+}
+
+/* How often thread @tid went to sleep (voluntary context switches), or -1. */
+static inline long thread_sleeps_count(pid_t tid)
+{
+	char path[64], buf[2048], *p;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "\nvoluntary_ctxt_switches:");
+	return p ? strtol(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : -1;
+}
+
+/*
+ * True if the sleeping thread @tid was not woken since it had slept
+ * @sleeps times: a wake makes it runnable before the waking call returns,
+ * so a woken thread is runnable, has returned, or has slept once more.
+ */
+static inline bool thread_not_woken(atomic_int *tid, atomic_int *done, long sleeps)
+{
+	pid_t t = atomic_load(tid);
+
+	return sleeps >= 0 && !atomic_load(done) && task_state(getpid(), t) == 'S' &&
+	       thread_sleeps_count(t) == sleeps && !atomic_load(done);
 }
 
 static inline bool waiter_sleeps_in(struct waiter *w, char state)
