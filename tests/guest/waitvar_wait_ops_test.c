@@ -95,6 +95,8 @@ TEST_F(wait_ops, waiter_sleeps_until_set_makes_condition_true)
 
 	/* A change that leaves the condition false must not end the wait. */
 	ASSERT_EQ(0, waitvar_set(self->fd, w.id, 2));
+	/* Woken, it found 2 and slept again. */
+	ASSERT_EQ(1U, wait_stat(self->fd, w.id, spurious, 1));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, atomic_load(&w.done));
 

@@ -40,6 +40,8 @@ TEST_F(wake, wake_without_change_leaves_waiter_asleep)
 	ASSERT_EQ(0, waiter_start(&w));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, waitvar_wake(self->fd, w.id));
+	/* Woken, it found 0 and slept again: counted, not guessed from a sleep. */
+	ASSERT_EQ(1U, wait_stat(self->fd, w.id, spurious, 1));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, atomic_load(&w.done));
 

@@ -130,6 +130,7 @@ static void check_blocking_watch(struct __test_metadata *_metadata, int fd, int 
 	struct poller p = { .kind = kind, .epfd = -1 };
 	uint64_t value = 0;
 	uint32_t id = 0;
+	long sleeps;
 
 	ASSERT_EQ(0, waitvar_create(fd, 0, 0, &id));
 	p.fd = waitvar_watch(fd, id, WAITVAR_OP_GE, 10);
@@ -141,10 +142,11 @@ static void check_blocking_watch(struct __test_metadata *_metadata, int fd, int 
 	}
 	ASSERT_EQ(0, pthread_create(&p.thread, NULL, poller_main, &p));
 	ASSERT_TRUE(poller_sleeps(&p));
-	/* Short of the condition: nothing to report. */
+	sleeps = thread_sleeps_count(atomic_load(&p.tid));
+	/* Short of the condition: nothing to report, and the poller not woken. */
 	ASSERT_EQ(0, waitvar_add(fd, id, 9, WAITVAR_ADD_WAKE, &value));
-	usleep(100 * 1000);
-	ASSERT_TRUE(poller_sleeps(&p));
+	EXPECT_EQ(0, poll_now(p.fd));
+	EXPECT_TRUE(thread_not_woken(&p.tid, &p.done, sleeps));
 	ASSERT_EQ(0, waitvar_add(fd, id, 3, WAITVAR_ADD_WAKE, &value));
 	ASSERT_EQ(0, pthread_join(p.thread, NULL));
 	EXPECT_EQ(0, p.ret);

@@ -69,6 +69,21 @@ static bool named_waiters(int fd, const char *name, uint32_t want)
 	return ok;
 }
 
+/* STATS of the named variable @name, through an id of @fd's; 0 or -errno. */
+static int named_stats(int fd, const char *name, struct waitvar_stats *st)
+{
+	uint32_t id;
+	int ret;
+
+	ret = waitvar_named_open(fd, name, &id);
+	if (ret)
+		return ret;
+	*st = (struct waitvar_stats){ 0 };
+	ret = waitvar_stats(fd, id, st);
+	waitvar_destroy(fd, id);
+	return ret;
+}
+
 TEST_F(ctl, create_get_set_add_dec_cmpxchg_rm)
 {
 	char out[512];
@@ -140,6 +155,7 @@ TEST_F(ctl, wait_times_out_with_exit_1)
 
 TEST_F(ctl, a_wait_in_one_command_ends_by_a_set_in_another)
 {
+	struct waitvar_stats st;
 	char out[512], cmd[256];
 	FILE *w;
 
@@ -149,7 +165,11 @@ TEST_F(ctl, a_wait_in_one_command_ends_by_a_set_in_another)
 	ASSERT_TRUE(w != NULL);
 	ASSERT_TRUE(named_waiters(self->fd, self->name, 1));
 	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl dec %s", self->name));
-	EXPECT_TRUE(named_waiters(self->fd, self->name, 1));
+	/* 2 to 1 is no wake: the waiter is still in its one wait. */
+	ASSERT_EQ(0, named_stats(self->fd, self->name, &st));
+	EXPECT_EQ(0U, st.wakes);
+	EXPECT_EQ(1U, st.waits);
+	EXPECT_EQ(1U, st.waiters);
 	EXPECT_EQ(0, sh(out, sizeof(out), "waitvarctl dec %s", self->name));
 	ASSERT_TRUE(fgets(out, sizeof(out), w) != NULL);
 	EXPECT_STREQ("0\n", out);
