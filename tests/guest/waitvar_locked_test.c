@@ -2,7 +2,8 @@
 /*
  * Lock-protected variables (WAITVAR_CREATE_SPINLOCK, _MUTEX): the waits
  * they refuse, waits and wakes under the lock, and 8 threads hammering one
- * with ADD, CMPXCHG and WAIT until it counts exactly.
+ * with ADD and CMPXCHG, meeting in a sleeping WAIT each round, until it
+ * counts exactly.
  */
 #include "waitvar_test.h"
 
@@ -63,7 +64,7 @@ TEST_F(locked, mutex_variable_waits_and_wakes_under_its_lock)
 
 #define HAMMER_THREADS 8
 
-#define HAMMER_ROUNDS 2000
+#define HAMMER_ROUNDS 500
 
 struct hammer {
 	int fd;
@@ -72,11 +73,15 @@ struct hammer {
 	int errors;
 };
 
-/* Increments by ADD and by a CMPXCHG loop, and waits for its own updates. */
+/*
+ * Each round, one increment by ADD or by a CMPXCHG loop, racing the other
+ * threads; then a wait, under the variable's lock, for every thread's
+ * increment of the round: all but the last to arrive sleep in it.
+ */
 static void *hammer_main(void *data)
 {
 	struct hammer *h = data;
-	uint64_t value = 0, prev = 0;
+	uint64_t value = 0, prev = 0, target;
 	int i;
 
 	for (i = 0; i < HAMMER_ROUNDS; i++) {
@@ -90,11 +95,10 @@ static void *hammer_main(void *data)
 				if (waitvar_cmpxchg(h->fd, h->id, value, value + 1, &prev))
 					h->errors++;
 			} while (prev != value && (value = prev, true));
-			value++;
 		}
-		/* The value only grows: what this thread stored already holds. */
-		if (waitvar_wait(h->fd, h->id, WAITVAR_OP_GE, value, 0, WAITVAR_WAIT_TIMEOUT, 0,
-				 NULL))
+		target = (uint64_t)(i + 1) * HAMMER_THREADS;
+		if (waitvar_wait(h->fd, h->id, WAITVAR_OP_GE, target, 0, WAITVAR_WAIT_TIMEOUT,
+				 60000 * NSEC_PER_MSEC, NULL))
 			h->errors++;
 	}
 	return NULL;
@@ -129,6 +133,14 @@ static void check_hammer(struct __test_metadata *_metadata, int fd, uint32_t loc
 	ASSERT_EQ(0, waitvar_stats(fd, w.id, &st));
 	EXPECT_EQ(0U, st.waiters);
 	EXPECT_EQ((uint64_t)HAMMER_THREADS * HAMMER_ROUNDS + 1, st.waits);
+	/*
+	 * A wait that slept ends with one wakeup that finds its condition
+	 * true: the watcher's one, and one per round wait that slept.
+	 */
+	EXPECT_LE((uint64_t)HAMMER_ROUNDS, st.woken - st.spurious - 1)
+		TH_LOG("%llu round waits slept in %d rounds",
+		       (unsigned long long)(st.woken - st.spurious - 1), HAMMER_ROUNDS);
+	EXPECT_EQ(0U, st.timeouts);
 }
 
 TEST_F(locked, spinlock_variable_hammered_by_8_threads_stays_exact)
