@@ -156,7 +156,8 @@ def killer(verdict_text, rc):
 
 def table(rows):
     """The run's table and its last line; returns (text, ok)."""
-    out = [f'{"mutant":<44} {"result":<56} {"time":>6}']
+    width = max([len('mutant')] + [len(row[0]) for row in rows])
+    out = [f'{"mutant":<{width}} {"result":<56} {"time":>6}']
     counts = {'killed': 0, 'survived': 0, 'equivalent': 0, 'stale': 0}
     for row in rows:
         name, result, secs = row
@@ -176,7 +177,7 @@ def table(rows):
             raise Malformed(f'row of {name}: unknown result "{result}"')
         if len(shown) > 56:
             shown = shown[:53] + '...'
-        out.append(f'{name:<44} {shown:<56} {secs + "s":>6}')
+        out.append(f'{name:<{width}} {shown:<56} {secs + "s":>6}')
     out.append(f'mutants: {counts["killed"]} killed, {counts["survived"]} survived, '
                f'{counts["equivalent"]} equivalent, {counts["stale"]} stale')
     return '\n'.join(out) + '\n', counts['survived'] == 0 and counts['stale'] == 0

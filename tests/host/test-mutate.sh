@@ -11,7 +11,7 @@ set -euo pipefail
 
 mutate=$TOP/harness/mutate.py
 cases=$TOP/tests/host/mutate-cases
-echo "1..32"
+echo "1..33"
 
 # run ARGS...: sets rc, out (stdout) and err (stderr) of mutate.py ARGS.
 run() {
@@ -148,6 +148,8 @@ check "table: a long killer is cut to its column" \
 	"wake-nr-filtered-ignores-nr wake.filtered_wake_of_64_waiters_counts_those_whose_c... 25s"
 check "table: stale says why" "$(grep '^old ' <<<"$out" | tr -s ' ')" \
 	"old STALE (its text is no longer in var.c) 0s"
+check "table: the name column is as wide as the longest name" \
+	"$(sed '$d' <<<"$out" | awk '{ print index($0, $2) }' | sort -u)" "29"
 head -n 1 "$tmp/rows.tsv" >"$tmp/ok.tsv"
 run table "$tmp/ok.tsv"
 check "table: every mutant killed: exit 0" "$rc|$(tail -n 1 <<<"$out")" \
