@@ -198,9 +198,21 @@ cell_header() {
 		"($(IFS=+; echo "${names[*]}")), device $([ "$IN_TREE" = 1 ] && echo built-in || echo module)"
 }
 
+# The names of the tests this cell skips by design (harness/expected-skips).
+cell_expected_skips() {
+	local device=module
+	[ "$IN_TREE" = 0 ] || device=built-in
+	list_file "$TOP/harness/expected-skips" | awk -F'\t' -v a="$ARCH" -v t="$TREE_NAME" \
+		-v c="$CONFIG" -v d="$device" '
+		function m(p, v) { return p == "*" || p == v }
+		m($1, a) && m($2, t) && m($3, c) && m($4, d) { print $5 }'
+}
+
 verdict() {
 	local args=(--console "$RUN_DIR/console.log" --ktap "$RUN_DIR/results.ktap")
 	args+=(--header "$(cell_header)")
+	cell_expected_skips >"$RUN_DIR/expected-skips"
+	args+=(--expect-skips "$RUN_DIR/expected-skips")
 	# The runner's plan: module load, each suite, each KUnit module, unload.
 	args+=(--expect-plan $(($(count_suites) + $(find "$STAGE/kunit" -name '*.ko' | wc -l) + 2)))
 	[ ! -f "$RUN_DIR/guest/dmesg.txt" ] || args+=(--dmesg "$RUN_DIR/guest/dmesg.txt")

@@ -2,12 +2,14 @@
 # ktap-verdict.sh: the host's verdict on a guest run.
 #
 #   ktap-verdict.sh --console LOG [--dmesg LOG] [--ktap OUT [--header TEXT]]
-#                   [--timed-out] [--expect-plan N]
+#                   [--timed-out] [--expect-plan N] [--expect-skips FILE]
 #   ktap-verdict.sh --splats-only --console LOG [--dmesg LOG]
 #
 # Takes the runner's KTAP from the console log (kernel lines, which carry a
 # printk timestamp, are left out), checks every plan at every depth, counts
-# leaf results, and scans the console and dmesg for kernel splats.  OUT
+# leaf results, and scans the console and dmesg for kernel splats.  With
+# --expect-skips, a test that skipped and is not named in FILE (one name a
+# line, as its result line gives it) fails the run.  OUT
 # gets the KTAP, TEXT's lines as comments after its version line.
 # Exit: 0 pass, 1 a test failed or the KTAP is missing/short, 2 the guest
 # timed out, 3 a kernel panic or splat.  The last line printed is
@@ -18,6 +20,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 console='' dmesg='' ktap_out='' timed_out=0 splats_only=0 expect_plan='' header=''
+expect_skips=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--console) console=$2; shift ;;
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
 	--header) header=$2; shift ;;
 	--timed-out) timed_out=1 ;;
 	--expect-plan) expect_plan=$2; shift ;;
+	--expect-skips) expect_skips=$2; shift ;;
 	--splats-only) splats_only=1 ;;
 	*) echo "ktap-verdict.sh: unknown argument '$1'" >&2; exit "$EX_USAGE" ;;
 	esac
@@ -33,6 +37,8 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$console" ] || { echo "ktap-verdict.sh: --console LOG is required" >&2; exit "$EX_USAGE"; }
 [ -f "$console" ] || : >"$console"
+[ -z "$expect_skips" ] || [ -f "$expect_skips" ] ||
+	{ echo "ktap-verdict.sh: no file $expect_skips (--expect-skips)" >&2; exit "$EX_USAGE"; }
 
 # What the kernel prints when something is wrong, whatever the tests said.
 splat_re='Kernel panic|BUG:|WARNING:|Oops|Unable to handle kernel|Internal error:|'
@@ -71,7 +77,7 @@ tr -d '\r' <"$console" |
 
 # Prints problems (one per line), then "counts PASS FAIL SKIP".
 parse_ktap() {
-	awk -v expect_plan="$expect_plan" '
+	awk -v expect_plan="$expect_plan" -v expect_skips="$expect_skips" '
 	function depth_of(s) { match(s, /^ */); return int(RLENGTH / 4) }
 	function open_level(d) { plan[d] = -1; count[d] = 0; mark[d] = failed; opened[d] = 1 }
 	function close_levels(from,   d) {
@@ -85,7 +91,12 @@ parse_ktap() {
 			opened[d] = 0
 		}
 	}
-	BEGIN { maxd = 0; failed = passed = skipped = 0 }
+	BEGIN {
+		maxd = 0; failed = passed = skipped = 0
+		while (expect_skips != "" && (getline line < expect_skips) > 0)
+			if (line != "" && line !~ /^#/)
+				expected[line] = 1
+	}
 	/^[ ]*$/ { next }
 	{
 		d = depth_of($0)
@@ -109,6 +120,13 @@ parse_ktap() {
 		count[d]++
 		ok = body !~ /^not ok/
 		skip = body ~ /# *[Ss][Kk][Ii][Pp]/
+		if (skip && expect_skips != "") {
+			name = body
+			sub(/^(not )?ok [0-9]+ /, "", name)
+			sub(/ *#.*$/, "", name)
+			if (!(name in expected))
+				print "unexpected skip: " body
+		}
 		if (!parent) {
 			if (skip)
 				skipped++

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks of the harness itself: feed harness/ktap-verdict.sh console logs whose
-# verdict is known (first line: "expect: EXIT | LAST LINE [| timed-out | plan=N]")
+# verdict is known (first line: "expect: EXIT | LAST LINE [| timed-out |
+# plan=N | skips=NAME,NAME]", skips= giving the expected skips, maybe none)
 # and compare.  Prints TAP; exits non-zero if any case disagrees.
 set -euo pipefail
 
@@ -9,6 +10,8 @@ cases=("$here"/verdict-cases/*.console)
 echo "TAP version 13"
 echo "1..$((${#cases[@]} + 1))"
 n=0 bad=0
+tmp_skips=$(mktemp)
+trap 'rm -f "$tmp_skips"' EXIT
 for c in "${cases[@]}"; do
 	n=$((n + 1))
 	IFS='|' read -r want_rc want_last flag < <(head -n 1 "$c" | sed 's/^expect: //')
@@ -17,6 +20,11 @@ for c in "${cases[@]}"; do
 	args=(--console "$c")
 	[[ ${flag:-} != *timed-out* ]] || args+=(--timed-out)
 	[[ ${flag:-} != *plan=* ]] || args+=(--expect-plan "${flag##*plan=}")
+	if [[ ${flag:-} == *skips=* ]]; then
+		skips=${flag##*skips=}
+		tr ',' '\n' <<<"${skips// /}" >"$tmp_skips"
+		args+=(--expect-skips "$tmp_skips")
+	fi
 	rc=0
 	out=$("$here/../../harness/ktap-verdict.sh" "${args[@]}" 2>&1) || rc=$?
 	last=$(tail -n 1 <<<"$out")
