@@ -3,7 +3,9 @@
 
   mutate.py list CATALOGUE...            names, one a line (CATALOGUE: a folder of *.mut)
   mutate.py show MUT                     its fields, as shell words (file, suites, equivalent)
-  mutate.py apply MUT SRCDIR             plant it in SRCDIR (a copy); exit 3 if stale
+  mutate.py apply MUT SRCDIR [K]         plant it in SRCDIR (a copy); exit 3 if stale.  K:
+                                         its number behind the selector (a mutant whose
+                                         replacement says WAIT_MUTANT must have one)
   mutate.py check MUT SRCDIR SUITES      stale or malformed? (nothing written); exit 3 if so
   mutate.py killer VERDICT_OUT RC        what killed it, from ktap-verdict.sh's output and
                                          status, or SURVIVED
@@ -20,6 +22,11 @@ import sys
 
 NAME_RE = re.compile(r'^[a-z0-9][a-z0-9-]*$')
 EX_STALE = 3
+# In a replacement: true when the kernel booted with wait_mutant=K, this
+# mutant's number (tests/mutants/README.md: series mutants).
+SELECTOR = 'WAIT_MUTANT'
+# A suite name that stands for the KUnit modules, for series mutants.
+KUNIT_SUITE = 'kunit'
 
 
 class Malformed(Exception):
@@ -82,6 +89,9 @@ def parse(path):
         replace.pop()
     m['find'] = '\n'.join(find) + '\n'
     m['replace'] = '\n'.join(replace) + ('\n' if replace else '')
+    m['selected'] = SELECTOR in m['replace']
+    if SELECTOR in m['find']:
+        raise Malformed(f'{path}: {SELECTOR} belongs in the replacement, not the find text')
     if m['find'] == m['replace']:
         raise Malformed(f'{path}: the replacement is the find text: nothing is mutated')
     return m
@@ -118,15 +128,23 @@ def stale_reason(m, srcdir):
     return None
 
 
-def apply(m, srcdir):
+def apply(m, srcdir, number=None):
+    """Plants M; a selected mutant as its NUMBER behind the selector."""
+    if m['selected'] != (number is not None):
+        raise Malformed(f'{m["path"]}: ' + ('says ' + SELECTOR + ': give its number'
+                                             if m['selected'] else
+                                             'has no ' + SELECTOR + ' to number'))
     reason = stale_reason(m, srcdir)
     if reason:
         return reason
+    replace = m['replace']
+    if number is not None:
+        replace = replace.replace(SELECTOR, f'(wait_mutant == {number})')
     target = os.path.join(srcdir, m['file'])
     with open(target, encoding='utf-8') as f:
         text = f.read()
     with open(target, 'w', encoding='utf-8') as f:
-        f.write(text.replace(m['find'], m['replace'], 1))
+        f.write(text.replace(m['find'], replace, 1))
     return None
 
 
@@ -216,15 +234,22 @@ def main(argv):
             print(f'MUT_SUITES={shlex.quote(",".join(m["suites"]))}')
             print(f'MUT_EQUIVALENT={shlex.quote(m["equivalent"] or "")}')
             print(f'MUT_DESC={shlex.quote(m["desc"])}')
+            print(f'MUT_SELECTED={int(m["selected"])}')
         elif cmd in ('apply', 'check') and len(args) in (2, 3):
             m = parse(args[0])
+            number = None
             if cmd == 'check' and len(args) == 3:
                 with open(args[2], encoding='utf-8') as f:
                     known = {ln.strip() for ln in f if ln.strip() and not ln.startswith('#')}
+                known.add(KUNIT_SUITE)
                 bad = [s for s in m['suites'] if s not in known]
                 if bad:
                     raise Malformed(f'{m["path"]}: no suite {" ".join(bad)} in {args[2]}')
-            reason = stale_reason(m, args[1]) if cmd == 'check' else apply(m, args[1])
+            elif cmd == 'apply' and len(args) == 3:
+                if not args[2].isdigit() or int(args[2]) < 1:
+                    raise Malformed(f'apply: the number is 1 or more, not "{args[2]}"')
+                number = int(args[2])
+            reason = stale_reason(m, args[1]) if cmd == 'check' else apply(m, args[1], number)
             if reason:
                 print(f'stale: {reason}')
                 return EX_STALE

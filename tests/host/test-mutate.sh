@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks of harness/mutate.py: the catalogue it parses (good, stale and
-# malformed entries), a mutant planted in a copy, the killer it reads from
+# malformed entries), a mutant planted in a copy (plain, or behind the
+# series' selector with its number), the killer it reads from
 # ktap-verdict.sh's output (stored verdicts of a real `./run.sh mutate`,
 # tests/host/mutate-cases/, and the verdict cases' splat and timeout) and
 # the table with its last line.  Prints TAP; exits non-zero if any fails.
@@ -11,7 +12,7 @@ set -euo pipefail
 
 mutate=$TOP/harness/mutate.py
 cases=$TOP/tests/host/mutate-cases
-echo "1..33"
+echo "1..40"
 
 # run ARGS...: sets rc, out (stdout) and err (stderr) of mutate.py ARGS.
 run() {
@@ -55,7 +56,7 @@ run list "$tmp/cat"
 check "list: the names, sorted, one a line" "$rc|${out//$'\n'/|}" "0|dropped|good|same"
 run show "$tmp/cat/good.mut"
 check "show: file, suites comma-joined, no equivalent, the description" "$rc|${out//$'\n'/|}" \
-	"0|MUT_FILE=f.c|MUT_SUITES=waitvar_a_test,waitvar_b_test|MUT_EQUIVALENT=''|MUT_DESC='a > 1 becomes a >= 1'"
+	"0|MUT_FILE=f.c|MUT_SUITES=waitvar_a_test,waitvar_b_test|MUT_EQUIVALENT=''|MUT_DESC='a > 1 becomes a >= 1'|MUT_SELECTED=0"
 run show "$tmp/cat/same.mut"
 check "show: an equivalent mutant's reason" "$(grep EQUIVALENT <<<"$out")" \
 	"MUT_EQUIVALENT='the compiler drops comments'"
@@ -86,6 +87,31 @@ rm "$tmp/b/f.c"
 run check "$tmp/cat/good.mut" "$tmp/b"
 check "stale: the file is gone" "$rc|$out" "3|stale: f.c is gone"
 
+# A series mutant: behind the selector, planted with its number.
+mut selected '# a > 1 becomes a >= 1 when its number is selected
+file: f.c
+suites: kunit waitvar_a_test
+@@ find
+	if (a > 1)
+@@ replace
+	if (WAIT_MUTANT ? a >= 1 : a > 1)'
+run show "$tmp/cat/selected.mut"
+check "show: a mutant behind the selector says so" "$(grep SELECTED <<<"$out")" "MUT_SELECTED=1"
+run check "$tmp/cat/selected.mut" "$tmp/src" "$tmp/suites"
+check "check: kunit stands for the KUnit modules" "$rc|$out" "0|"
+cp -r "$tmp/src" "$tmp/s"
+run apply "$tmp/cat/selected.mut" "$tmp/s" 7
+check "apply K: the selector becomes a test of wait_mutant" "$rc|$(grep 'if (' "$tmp/s/f.c")" \
+	$'0|\tif ((wait_mutant == 7) ? a >= 1 : a > 1)'
+cp -r "$tmp/src" "$tmp/s2"
+run apply "$tmp/cat/selected.mut" "$tmp/s2"
+check "apply: a selected mutant without its number is refused, nothing written" \
+	"$rc|$(grep -c 'give its number' <<<"$err")|$(cmp -s "$tmp/src/f.c" "$tmp/s2/f.c" && echo same)" \
+	"2|1|same"
+run apply "$tmp/cat/good.mut" "$tmp/s2" 3
+check "apply K: a mutant without the selector takes no number" "$rc|$(grep -c 'no WAIT_MUTANT' <<<"$err")" "2|1"
+rm "$tmp/cat/selected.mut"
+
 # Malformed entries: exit 2 and the reason, naming the file.
 bad() {
 	mut "$1" "$2"
@@ -107,6 +133,8 @@ bad no-replace $'# x\nfile: f.c\nsuites: waitvar_a_test\n@@ find\n\tif (a > 1)\n
 	"no replace section" "no \"@@ find\" and \"@@ replace\""
 bad noop $'# x\nfile: f.c\nsuites: waitvar_a_test\n@@ find\n\tif (a > 1)\n@@ replace\n\tif (a > 1)\n' \
 	"a replacement equal to the find text" "nothing is mutated"
+bad selector-in-find $'# x\nfile: f.c\nsuites: waitvar_a_test\n@@ find\n\tif (WAIT_MUTANT)\n@@ replace\n' \
+	"the selector in the find text" "belongs in the replacement"
 bad typo $'# x\nfiles: f.c\nsuites: waitvar_a_test\n@@ find\n\tif (a > 1)\n@@ replace\n' \
 	"an unknown key" "expected \"file:\""
 mut Bad-Name "$(cat "$tmp/cat/good.mut")"
