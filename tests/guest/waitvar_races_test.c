@@ -798,12 +798,11 @@ static void check_frozen_wait(struct __test_metadata *_metadata, FIXTURE_DATA(fr
 		TH_LOG("freezer.state is %s, not THAWED", seen);
 	ASSERT_EQ(-1, ret);
 
-	/* Thawed, the task waits on as before. */
-	usleep(200 * 1000);
+	/* Thawed, the task waits on as before: asleep again, not gone. */
+	EXPECT_LE(0, task_asleep_count(self->child, self->child, state));
 	ret = reap_within(&self->child, 0);
 	ASSERT_EQ(-1, ret) TH_LOG("the wait ended at the thaw (exit status %d): it was interrupted",
 				  ret);
-	ASSERT_TRUE(task_sleeps_in(self->child, self->child, state));
 	ASSERT_EQ(1U, wait_stat(self->fd, id, waiters, 1U));
 	ASSERT_EQ(0, waitvar_set(self->fd, id, 1));
 	EXPECT_EQ(0, reap_within(&self->child, 10000)) TH_LOG("the wait did not end with the SET");
@@ -818,6 +817,14 @@ TEST_F_TIMEOUT(freezer, interruptible_timed_wait_is_frozen_in_place_not_interrup
 {
 	check_frozen_wait(_metadata, self, WAITVAR_MODE_INTERRUPTIBLE, WAITVAR_WAIT_TIMEOUT,
 			  30000 * NSEC_PER_MSEC, 'S');
+}
+
+TEST_F_TIMEOUT(freezer, uninterruptible_and_io_waits_let_their_task_freeze, 60)
+{
+	check_frozen_wait(_metadata, self, WAITVAR_MODE_UNINTERRUPTIBLE, WAITVAR_WAIT_TIMEOUT,
+			  uninterruptible_timeout_ns(60000 * NSEC_PER_MSEC), 'D');
+	check_frozen_wait(_metadata, self, WAITVAR_MODE_IO, WAITVAR_WAIT_TIMEOUT,
+			  uninterruptible_timeout_ns(60000 * NSEC_PER_MSEC), 'D');
 }
 
 /* 12. No lost wakeup between SET and WAITV on a lock-protected variable */

@@ -79,6 +79,8 @@ struct waiter {
 	atomic_int done;
 	int ret;
 	uint64_t seen;
+	long sleeps;	/* its sleeps count when waiter_sleeps() saw it asleep */
+	bool waitv;	/* wait with a one-entry WAITV, not WAIT */
 };
 
 static inline void *waiter_main(void *data)
@@ -86,8 +88,15 @@ static inline void *waiter_main(void *data)
 	struct waiter *w = data;
 
 	atomic_store(&w->tid, gettid());
-	w->ret = waitvar_wait(w->fd, w->id, w->op, w->operand, w->mode, w->flags,
-			      w->timeout_ns, &w->seen);
+	if (w->waitv) {
+		struct waitvar_waitv_entry e = { .id = w->id, .op = w->op, .operand = w->operand };
+
+		w->ret = waitvar_waitv(w->fd, &e, 1, w->mode, w->flags, w->timeout_ns, &w->seen);
+		w->ret = w->ret > 0 ? -EPROTO : w->ret;	/* the index of the one entry is 0 */
+	} else {
+		w->ret = waitvar_wait(w->fd, w->id, w->op, w->operand, w->mode, w->flags,
+				      w->timeout_ns, &w->seen);
+	}
 	atomic_store(&w->done, 1);
 	return NULL;
 }
@@ -551,34 +560,95 @@ static inline bool thread_sleeps_in(atomic_int *tid, atomic_int *done, char stat
 	return false;
 }
 
-/* How often thread @tid went to sleep (voluntary context switches), or -1. */
-static inline long thread_sleeps_count(pid_t tid)
+/* How often task @tid of @pid went to sleep (voluntary context switches), or -1. */
+static inline long task_sleeps_count(pid_t pid, pid_t tid)
 {
 	char path[64], buf[2048], *p;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	p = strstr(buf, "\nvoluntary_ctxt_switches:");
 	return p ? strtol(p + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : -1;
 }
 
-/*
- * True if the sleeping thread @tid was not woken since it had slept
- * @sleeps times: a wake makes it runnable before the waking call returns,
- * so a woken thread is runnable, has returned, or has slept once more.
- */
-static inline bool thread_not_woken(atomic_int *tid, atomic_int *done, long sleeps)
+static inline long thread_sleeps_count(pid_t tid)
 {
-	pid_t t = atomic_load(tid);
-
-	return sleeps >= 0 && !atomic_load(done) && task_state(getpid(), t) == 'S' &&
-	       thread_sleeps_count(t) == sleeps && !atomic_load(done);
+	return task_sleeps_count(getpid(), tid);
 }
 
+/*
+ * The sleeps count of task @tid of @pid, asleep in @state, or -1 if it is
+ * not within 10 s.  A task shows the state it set a moment before its
+ * switch is counted, so the count is taken when two reads 5 ms apart
+ * agree with the task in that state all along: the count task_not_woken()
+ * compares with.
+ */
+static inline long task_asleep_count(pid_t pid, pid_t tid, char state)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	long prev = -1, count;
+
+	while (now_ns() < deadline) {
+		count = task_state(pid, tid) == state ? task_sleeps_count(pid, tid) : -1;
+		if (count >= 0 && count == prev && task_state(pid, tid) == state)
+			return count;
+		prev = count;
+		usleep(5000);
+	}
+	return -1;
+}
+
+/*
+ * True if task @tid of @pid, asleep in @state with @sleeps sleeps, was not
+ * woken since: a wake makes it runnable before the waking call returns, so
+ * a woken task is runnable, has gone on, or has slept once more.
+ */
+static inline bool task_not_woken(pid_t pid, pid_t tid, char state, long sleeps)
+{
+	return sleeps >= 0 && task_state(pid, tid) == state &&
+	       task_sleeps_count(pid, tid) == sleeps && task_state(pid, tid) == state;
+}
+
+/* task_not_woken() for a thread of ours that sets @done when its call returns. */
+static inline bool thread_not_woken(atomic_int *tid, atomic_int *done, long sleeps)
+{
+	return !atomic_load(done) && task_not_woken(getpid(), atomic_load(tid), 'S', sleeps) &&
+	       !atomic_load(done);
+}
+
+/* True if the signal @sig is pending for task @tid of @pid (on it or its process). */
+static inline bool task_signal_pending(pid_t pid, pid_t tid, int sig)
+{
+	static const char *const fields[] = { "\nSigPnd:", "\nShdPnd:" };
+	char path[64], buf[2048], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	for (size_t i = 0; i < 2; i++) {
+		p = strstr(buf, fields[i]);
+		if (p && (strtoull(p + strlen(fields[i]), NULL, 16) >> (sig - 1)) & 1)
+			return true;
+	}
+	return false;
+}
+
+/* True once @w sleeps in @state; records its sleeps count for waiter_not_woken(). */
 static inline bool waiter_sleeps_in(struct waiter *w, char state)
 {
-	return thread_sleeps_in(&w->tid, &w->done, state);
+	if (!thread_sleeps_in(&w->tid, &w->done, state))
+		return false;
+	w->sleeps = task_asleep_count(getpid(), atomic_load(&w->tid), state);
+	return w->sleeps >= 0 && !atomic_load(&w->done);
+}
+
+/* Not woken since waiter_sleeps_in(@w, @state) last saw it asleep. */
+static inline bool waiter_not_woken(struct waiter *w, char state)
+{
+	return !atomic_load(&w->done) &&
+	       task_not_woken(getpid(), atomic_load(&w->tid), state, w->sleeps) &&
+	       !atomic_load(&w->done);
 }
 
 static inline bool waiter_sleeps(struct waiter *w)
@@ -595,14 +665,25 @@ static inline int count_done(struct waiter *w, int nr)
 	return done;
 }
 
-/* How many of @w have returned, once @want have and a moment has passed. */
-static inline int settled_done(struct waiter *w, int nr, int want)
+/*
+ * After a wake that must end exactly @want of the @nr waiters @w, all seen
+ * asleep by waiter_sleeps() before it: how many have returned once @want
+ * have (10 s at most), or -1 if one of the others was woken all the same.
+ */
+static inline int woken_exactly(struct waiter *w, int nr, int want)
 {
 	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
 
 	while (count_done(w, nr) < want && now_ns() < deadline)
 		usleep(1000);
-	usleep(100 * 1000);
+	for (int i = 0; i < nr; i++) {
+		if (!atomic_load(&w[i].done) && !waiter_not_woken(&w[i], 'S')) {
+			/* Woken, it may have returned since: count it now. */
+			if (!atomic_load(&w[i].done))
+				fprintf(stderr, "# waiter %d was woken, or is not asleep\n", i);
+			return -1;
+		}
+	}
 	return count_done(w, nr);
 }
 

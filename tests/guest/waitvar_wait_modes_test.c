@@ -105,8 +105,9 @@ static void check_mode_sleeps_through_signal(struct __test_metadata *_metadata, 
 	ASSERT_EQ(0, waiter_start(&w));
 	ASSERT_TRUE(waiter_sleeps_in(&w, state));
 	ASSERT_EQ(0, pthread_kill(w.thread, SIGUSR1));
-	usleep(100 * 1000);
-	ASSERT_TRUE(waiter_sleeps_in(&w, state));
+	/* The signal waits, pending: it did not wake the waiter. */
+	EXPECT_TRUE(task_signal_pending(getpid(), atomic_load(&w.tid), SIGUSR1));
+	EXPECT_TRUE(waiter_not_woken(&w, state));
 	ASSERT_EQ(0, waitvar_set(fd, w.id, 1));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	EXPECT_EQ(0, w.ret);
@@ -142,11 +143,72 @@ TEST_F(wait_modes, exclusive_killable_and_io_waits_end_on_set)
 					 WAITVAR_WAIT_EXCLUSIVE, 'D');
 }
 
+/* /proc/stat's procs_blocked: the tasks asleep in iowait now, or -1. */
+static long procs_blocked(void)
+{
+	char buf[16384], *p;
+
+	if (read_file("/proc/stat", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "\nprocs_blocked ");
+	return p ? strtol(p + strlen("\nprocs_blocked "), NULL, 10) : -1;
+}
+
+/*
+ * Until @want holds of procs_blocked (10 s at most): "at least 1" while an
+ * IO wait sleeps, "0" at some point while an UNINTERRUPTIBLE one does
+ * (other tasks' disk IO may come and go).
+ */
+static bool procs_blocked_reaches(bool io)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	long n;
+
+	while (now_ns() < deadline) {
+		n = procs_blocked();
+		if (n >= 0 && (io ? n >= 1 : n == 0))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+TEST_F(wait_modes, io_waits_count_as_iowait_and_uninterruptible_ones_do_not)
+{
+	static const uint32_t timeouts[] = { 0, WAITVAR_WAIT_JIFFIES };
+
+	for (int waitv = 0; waitv < 2; waitv++) {
+		for (size_t t = 0; t < 2; t++) {
+			for (int io = 0; io < 2; io++) {
+				struct waiter w = {
+					.fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1,
+					.mode = io ? WAITVAR_MODE_IO : WAITVAR_MODE_UNINTERRUPTIBLE,
+					.flags = WAITVAR_WAIT_TIMEOUT | timeouts[t],
+					.timeout_ns = uninterruptible_timeout_ns(60000 * NSEC_PER_MSEC),
+					.waitv = waitv };
+
+				ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &w.id));
+				ASSERT_EQ(0, waiter_start(&w));
+				ASSERT_TRUE(waiter_sleeps_in(&w, 'D'));
+				EXPECT_TRUE(procs_blocked_reaches(io))
+					TH_LOG("%s %s %s: procs_blocked %ld", waitv ? "WAITV" : "WAIT",
+					       t ? "jiffies" : "hrtimer", io ? "IO" : "UNINTERRUPTIBLE",
+					       procs_blocked());
+				ASSERT_EQ(0, waitvar_set(self->fd, w.id, 1));
+				ASSERT_EQ(0, pthread_join(w.thread, NULL));
+				EXPECT_EQ(0, w.ret);
+				ASSERT_EQ(0, waitvar_destroy(self->fd, w.id));
+			}
+		}
+	}
+}
+
 TEST_F(wait_modes, killable_untimed_wait_ends_only_by_sigkill)
 {
 	struct waitvar_stats st;
 	uint32_t id = 0;
 	int status = 0;
+	long sleeps;
 	pid_t child;
 
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
@@ -158,10 +220,11 @@ TEST_F(wait_modes, killable_untimed_wait_ends_only_by_sigkill)
 		_exit(waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1,
 				   WAITVAR_MODE_KILLABLE, 0, 0, NULL) ? 2 : 0);
 	}
-	ASSERT_TRUE(task_sleeps_in(child, child, 'D'));
+	sleeps = task_asleep_count(child, child, 'D');
+	ASSERT_LE(0, sleeps);
 	ASSERT_EQ(0, kill(child, SIGUSR1));
-	usleep(100 * 1000);
-	ASSERT_TRUE(task_sleeps_in(child, child, 'D'));
+	EXPECT_TRUE(task_signal_pending(child, child, SIGUSR1));
+	EXPECT_TRUE(task_not_woken(child, child, 'D', sleeps));
 	ASSERT_EQ(1U, wait_stat(self->fd, id, waiters, 1U));
 	ASSERT_EQ(0, kill(child, SIGKILL));
 	ASSERT_EQ(child, waitpid(child, &status, 0));

@@ -134,21 +134,27 @@ TEST_F(wait_timeout, deadline_wait_ends_early_when_condition_becomes_true)
  * a relative timeout fails with EINTR rather than start again.
  */
 static int wait_after_restartable_signal(struct __test_metadata *_metadata, int fd,
-					 uint32_t flags, long long timeout_ns)
+					 uint32_t flags, long long timeout_ns, bool waitv)
 {
 	struct waiter w = { .fd = fd, .op = WAITVAR_OP_EQ, .operand = 1,
-			    .flags = flags, .timeout_ns = timeout_ns };
+			    .flags = flags, .timeout_ns = timeout_ns, .waitv = waitv };
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
 	struct waitvar_stats st;
+	pid_t tid;
 
 	ASSERT_EQ(0, handle_sigusr1(SA_RESTART));
 	if (waitvar_create(fd, 0, 0, &w.id) || waiter_start(&w))
 		return -1000;
 	if (!waiter_sleeps(&w))
 		return -1001;
+	tid = atomic_load(&w.tid);
 	pthread_kill(w.thread, SIGUSR1);
-	/* Restarted waits are back asleep; the others have returned. */
-	usleep(200 * 1000);
-	if (!atomic_load(&w.done) && waiter_sleeps(&w))
+	/* A restarted wait sleeps once more; the others return. */
+	while (!atomic_load(&w.done) &&
+	       !(thread_sleeps_count(tid) > w.sleeps && task_state(getpid(), tid) == 'S') &&
+	       now_ns() < deadline)
+		usleep(1000);
+	if (!atomic_load(&w.done))
 		waitvar_set(fd, w.id, 1);
 	pthread_join(w.thread, NULL);
 	if (waitvar_stats(fd, w.id, &st) || st.signals != 1)
@@ -158,18 +164,95 @@ static int wait_after_restartable_signal(struct __test_metadata *_metadata, int 
 
 TEST_F(wait_timeout, untimed_and_deadline_waits_restart_after_sa_restart_handler)
 {
-	EXPECT_EQ(0, wait_after_restartable_signal(_metadata, self->fd, 0, 0));
-	EXPECT_EQ(0, wait_after_restartable_signal(_metadata, self->fd,
-						   WAITVAR_WAIT_ABS_MONOTONIC,
-						   now_ns() + 60000 * NSEC_PER_MSEC));
+	for (int waitv = 0; waitv < 2; waitv++) {
+		EXPECT_EQ(0, wait_after_restartable_signal(_metadata, self->fd, 0, 0, waitv))
+			TH_LOG("%s, untimed", waitv ? "WAITV" : "WAIT");
+		EXPECT_EQ(0, wait_after_restartable_signal(_metadata, self->fd,
+							   WAITVAR_WAIT_ABS_MONOTONIC,
+							   now_ns() + 60000 * NSEC_PER_MSEC, waitv))
+			TH_LOG("%s, deadline", waitv ? "WAITV" : "WAIT");
+	}
 }
 
 TEST_F(wait_timeout, relative_timeout_wait_returns_eintr_even_with_sa_restart)
 {
-	EXPECT_EQ(-EINTR, wait_after_restartable_signal(_metadata, self->fd, WAITVAR_WAIT_TIMEOUT,
-							60000 * NSEC_PER_MSEC));
+	static const uint32_t kinds[] = { 0, WAITVAR_WAIT_JIFFIES };
+
+	for (int waitv = 0; waitv < 2; waitv++) {
+		for (size_t k = 0; k < 2; k++) {
+			EXPECT_EQ(-EINTR, wait_after_restartable_signal(_metadata, self->fd,
+									WAITVAR_WAIT_TIMEOUT | kinds[k],
+									60000 * NSEC_PER_MSEC, waitv))
+				TH_LOG("%s, %s", waitv ? "WAITV" : "WAIT", k ? "jiffies" : "hrtimer");
+		}
+	}
 }
 
+/*
+ * A jiffies wait of two and a half ticks lasts at least that: the driver
+ * rounds up and adds the partial tick.  Rounded down, it would be two
+ * ticks from a tick boundary, so it would end early.
+ */
+TEST_F(wait_timeout, jiffies_timeout_is_not_rounded_down)
+{
+	struct timespec res;
+	long long tick, timeout, start, elapsed;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, clock_getres(CLOCK_MONOTONIC_COARSE, &res));
+	tick = res.tv_sec * 1000 * NSEC_PER_MSEC + res.tv_nsec;
+	timeout = 5 * tick / 2;
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	for (int waitv = 0; waitv < 2; waitv++) {
+		struct waitvar_waitv_entry e = { .id = id, .op = WAITVAR_OP_EQ, .operand = 1 };
+		uint32_t flags = WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES;
+		int ret;
+
+		start = now_ns();
+		if (waitv)
+			ret = waitvar_waitv(self->fd, &e, 1, 0, flags, timeout, NULL);
+		else
+			ret = waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1, 0, flags, timeout, NULL);
+		elapsed = now_ns() - start;
+		EXPECT_EQ(-ETIMEDOUT, ret);
+		EXPECT_GE(elapsed, timeout) TH_LOG("%s: %lld us of %lld (tick %lld us)",
+						   waitv ? "WAITV" : "WAIT", elapsed / 1000,
+						   timeout / 1000, tick / 1000);
+	}
+}
+
+/*
+ * Spurious wakes do not stretch a jiffies wait: it sleeps what is left of
+ * its timeout, not all of it again.  Woken over and over, it still times
+ * out; restarted each time, it would not end while the wakes go on.
+ */
+TEST_F(wait_timeout, jiffies_wait_keeps_its_timeout_across_spurious_wakes)
+{
+	const long long timeout = 300 * NSEC_PER_MSEC;
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 1,
+			    .flags = WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES,
+			    .timeout_ns = timeout };
+	long long end;
+	uint64_t wakes = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &w.id));
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+	/* Ten times the timeout: far more than a loaded guest adds to it. */
+	end = now_ns() + 10 * timeout;
+	while (!atomic_load(&w.done) && now_ns() < end) {
+		ASSERT_EQ(0, waitvar_wake(self->fd, w.id));
+		wakes++;
+		/* Each wake is seen, found false, and slept on. */
+		wait_stat(self->fd, w.id, spurious, wakes);
+	}
+	if (!atomic_load(&w.done))
+		ASSERT_EQ(0, waitvar_set(self->fd, w.id, 1));
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(-ETIMEDOUT, w.ret) TH_LOG("%llu wakes in %lld ms did not let it time out",
+					     (unsigned long long)wakes, 10 * timeout / NSEC_PER_MSEC);
+	EXPECT_LT(0U, wakes);
+}
 
 #define PRECISION_ROUNDS	21
 #define PRECISION_TIMEOUT_NS	(200 * 1000LL)

@@ -3,8 +3,10 @@
  * What ends a wait and what does not: WAKE without a change, DESTROY,
  * exclusive waiters woken one by SET and n by WAKE_NR, filtered wakes, the
  * wake counters of STATS, 64 waiters at once, and a waiter in a forked child
- * whose parent closes one of two descriptors of the open file.
+ * whose parent closes one of two descriptors of the open file, or that
+ * got its descriptor by SCM_RIGHTS.
  */
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "waitvar_test.h"
@@ -65,44 +67,65 @@ TEST_F(wake, destroy_wakes_waiter_with_eidrm)
 	ASSERT_EQ(-ENOENT, waitvar_get(self->fd, w.id, &value));
 }
 
-#define NR_EXCLUSIVE 4
+#define NR_EXCLUSIVE 5
 
+/* @flags: timeout bits added to WAITVAR_WAIT_EXCLUSIVE, for a 60 s timeout. */
 static void start_exclusive_waiters(struct __test_metadata *_metadata, int fd,
-				    struct waiter *w, int nr, uint32_t id)
+				    struct waiter *w, int nr, uint32_t id, uint32_t flags)
 {
 	int i;
 
 	for (i = 0; i < nr; i++) {
 		w[i] = (struct waiter){ .fd = fd, .id = id, .op = WAITVAR_OP_EQ,
-					.operand = 1, .flags = WAITVAR_WAIT_EXCLUSIVE };
+					.operand = 1, .flags = WAITVAR_WAIT_EXCLUSIVE | flags,
+					.timeout_ns = flags ? 60000 * NSEC_PER_MSEC : 0 };
 		ASSERT_EQ(0, waiter_start(&w[i]));
 		ASSERT_TRUE(waiter_sleeps(&w[i]));
 	}
 }
 
-TEST_F(wake, exclusive_waiters_are_woken_one_by_set_and_n_by_wake_nr)
+/* SET and WAKE wake one exclusive waiter, WAKE_NR as many as it asks. */
+static void exclusive_wakes(struct __test_metadata *_metadata, int fd, uint32_t flags)
 {
 	struct waiter w[NR_EXCLUSIVE];
 	uint32_t id = 0;
 	int i;
 
-	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
-	start_exclusive_waiters(_metadata, self->fd, w, NR_EXCLUSIVE, id);
+	ASSERT_EQ(0, waitvar_create(fd, 0, 0, &id));
+	start_exclusive_waiters(_metadata, fd, w, NR_EXCLUSIVE, id, flags);
 
 	/* SET calls wake_up_var(): one exclusive waiter. */
-	ASSERT_EQ(0, waitvar_set(self->fd, id, 1));
-	EXPECT_EQ(1, settled_done(w, NR_EXCLUSIVE, 1));
-	EXPECT_EQ(2, waitvar_wake_nr(self->fd, id, 2, 0));
-	EXPECT_EQ(3, settled_done(w, NR_EXCLUSIVE, 3));
+	ASSERT_EQ(0, waitvar_set(fd, id, 1));
+	EXPECT_EQ(1, woken_exactly(w, NR_EXCLUSIVE, 1));
+	/* So does WAKE, without a change. */
+	ASSERT_EQ(0, waitvar_wake(fd, id));
+	EXPECT_EQ(2, woken_exactly(w, NR_EXCLUSIVE, 2));
+	EXPECT_EQ(2, waitvar_wake_nr(fd, id, 2, 0));
+	EXPECT_EQ(4, woken_exactly(w, NR_EXCLUSIVE, 4));
 	/* nr 0: all that are left. */
-	EXPECT_EQ(1, waitvar_wake_nr(self->fd, id, 0, 0));
-	EXPECT_EQ(NR_EXCLUSIVE, settled_done(w, NR_EXCLUSIVE, NR_EXCLUSIVE));
-	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, 0));
+	EXPECT_EQ(1, waitvar_wake_nr(fd, id, 0, 0));
+	EXPECT_EQ(NR_EXCLUSIVE, woken_exactly(w, NR_EXCLUSIVE, NR_EXCLUSIVE));
+	EXPECT_EQ(0, waitvar_wake_nr(fd, id, 0, 0));
 	for (i = 0; i < NR_EXCLUSIVE; i++) {
 		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
 		EXPECT_EQ(0, w[i].ret);
 		EXPECT_EQ(1U, w[i].seen);
 	}
+}
+
+TEST_F(wake, exclusive_waiters_are_woken_one_by_set_and_n_by_wake_nr)
+{
+	exclusive_wakes(_metadata, self->fd, 0);
+}
+
+TEST_F(wake, hrtimer_timed_exclusive_waiters_are_woken_one_by_set_and_n_by_wake_nr)
+{
+	exclusive_wakes(_metadata, self->fd, WAITVAR_WAIT_TIMEOUT);
+}
+
+TEST_F(wake, jiffies_timed_exclusive_waiters_are_woken_one_by_set_and_n_by_wake_nr)
+{
+	exclusive_wakes(_metadata, self->fd, WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES);
 }
 
 TEST_F(wake, destroy_wakes_every_exclusive_waiter_with_eidrm)
@@ -112,7 +135,7 @@ TEST_F(wake, destroy_wakes_every_exclusive_waiter_with_eidrm)
 	int i;
 
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
-	start_exclusive_waiters(_metadata, self->fd, w, NR_EXCLUSIVE, id);
+	start_exclusive_waiters(_metadata, self->fd, w, NR_EXCLUSIVE, id, 0);
 	ASSERT_EQ(0, waitvar_destroy(self->fd, id));
 	for (i = 0; i < NR_EXCLUSIVE; i++) {
 		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
@@ -155,9 +178,9 @@ static int spurious_after_wake(int fd, uint32_t wake_flags)
 	if (a.ret || a.seen != 1)
 		return -1;
 	if (wake_flags & WAITVAR_WAKE_FILTER) {
-		/* Only a was woken, and the count says so; b stays asleep. */
-		usleep(100 * 1000);
-		if (woken != 1 || !waiter_sleeps(&b) || waitvar_stats(fd, a.id, &st) || st.spurious)
+		/* Only a was woken, and the count says so; b was not. */
+		if (woken != 1 || !waiter_not_woken(&b, 'S') || waitvar_stats(fd, a.id, &st) ||
+		    st.spurious || st.woken != 1 || st.wakes != 1)
 			return -1;
 	} else {
 		/* b was woken too: let it find its condition false and sleep again. */
@@ -244,11 +267,11 @@ TEST_F(wake, wake_one_n_all_of_64_exclusive_waiters_counts_exactly)
 	/* The condition now holds, but only the wakes below end waits. */
 	ASSERT_EQ(0, waitvar_add(self->fd, id, -1, 0, &value));
 	EXPECT_EQ(1, waitvar_wake_nr(self->fd, id, 1, 0));
-	EXPECT_EQ(1, settled_done(w, NR_MANY, 1));
+	EXPECT_EQ(1, woken_exactly(w, NR_MANY, 1));
 	EXPECT_EQ(10, waitvar_wake_nr(self->fd, id, 10, 0));
-	EXPECT_EQ(11, settled_done(w, NR_MANY, 11));
+	EXPECT_EQ(11, woken_exactly(w, NR_MANY, 11));
 	EXPECT_EQ(NR_MANY - 11, waitvar_wake_nr(self->fd, id, 0, 0));
-	EXPECT_EQ(NR_MANY, settled_done(w, NR_MANY, NR_MANY));
+	EXPECT_EQ(NR_MANY, woken_exactly(w, NR_MANY, NR_MANY));
 	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, 0));
 	for (i = 0; i < NR_MANY; i++) {
 		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
@@ -276,9 +299,9 @@ TEST_F(wake, filtered_wake_of_64_waiters_counts_those_whose_condition_holds)
 	ASSERT_EQ(0, waitvar_add(self->fd, id, 1, 0, &value));
 	/* 32 hold: 16 plain, 16 exclusive of which nr = 4 may go. */
 	EXPECT_EQ(20, waitvar_wake_nr(self->fd, id, 4, WAITVAR_WAKE_FILTER));
-	EXPECT_EQ(20, settled_done(w, NR_MANY, 20));
+	EXPECT_EQ(20, woken_exactly(w, NR_MANY, 20));
 	EXPECT_EQ(12, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
-	EXPECT_EQ(32, settled_done(w, NR_MANY, 32));
+	EXPECT_EQ(32, woken_exactly(w, NR_MANY, 32));
 	ASSERT_EQ(0, waitvar_add(self->fd, id, 2, 0, &value));
 	EXPECT_EQ(32, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
 	for (i = 0; i < NR_MANY; i++) {
@@ -322,6 +345,7 @@ TEST_F(wake, closing_one_fd_of_a_forked_pair_leaves_the_other_waiting)
 	uint64_t value = 0;
 	int status = 0, keep;
 	uint32_t id = 0;
+	long sleeps;
 	pid_t child;
 
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
@@ -334,16 +358,99 @@ TEST_F(wake, closing_one_fd_of_a_forked_pair_leaves_the_other_waiting)
 		_exit(waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 9, 0, WAITVAR_WAIT_TIMEOUT,
 				   60000 * NSEC_PER_MSEC, &value) || value != 9 ? 3 : 0);
 	}
-	ASSERT_TRUE(task_sleeps_in(child, child, 'S'));
-	/* The parent's first descriptor goes; the open file stays. */
+	sleeps = task_asleep_count(child, child, 'S');
+	ASSERT_LE(0, sleeps);
+	/* The parent's first descriptor goes; the open file stays, unwoken. */
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = keep;
-	usleep(100 * 1000);
-	ASSERT_TRUE(task_sleeps_in(child, child, 'S'));
+	ASSERT_TRUE(task_not_woken(child, child, 'S', sleeps));
+	ASSERT_EQ(1U, wait_stat(keep, id, waiters, 1U));
 	ASSERT_EQ(0, waitvar_set(keep, id, 9));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Sends @fd and @id over the unix socket @sock; 0 or -1. */
+static int send_fd(int sock, int fd, uint32_t id)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { .iov_base = &id, .iov_len = sizeof(id) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, 0) == sizeof(id) ? 0 : -1;
+}
+
+/* The descriptor and id send_fd() sent; the descriptor or -1. */
+static int recv_fd(int sock, uint32_t *id)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { .iov_base = id, .iov_len = sizeof(*id) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, 0) != sizeof(*id))
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/*
+ * A device descriptor passed by SCM_RIGHTS to a process that did not
+ * inherit it shares the open file, so its variables: the receiver reads
+ * one, waits on it and is woken by the sender.
+ */
+TEST_F(wake, a_descriptor_passed_by_scm_rights_shares_the_variables)
+{
+	struct waitvar_stats st;
+	int sv[2], status = 0, fd;
+	uint32_t id = 0;
+	pid_t child;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		uint64_t value = 0;
+		uint32_t got = 0;
+		int rfd;
+
+		close(sv[0]);
+		rfd = recv_fd(sv[1], &got);
+		if (rfd < 0)
+			_exit(2);
+		if (waitvar_get(rfd, got, &value) || value != 5)
+			_exit(3);
+		_exit(waitvar_wait(rfd, got, WAITVAR_OP_EQ, 9, 0, WAITVAR_WAIT_TIMEOUT,
+				   60000 * NSEC_PER_MSEC, &value) || value != 9 ? 4 : 0);
+	}
+	close(sv[1]);
+	/* Opened after the fork: the child can only have it from the socket. */
+	fd = waitvar_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, waitvar_create(fd, 5, 0, &id));
+	ASSERT_EQ(0, send_fd(sv[0], fd, id));
+	close(sv[0]);
+	ASSERT_EQ(1U, wait_stat(fd, id, waiters, 1U));
+	ASSERT_EQ(0, waitvar_set(fd, id, 9));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, waitvar_stats(fd, id, &st));
+	EXPECT_EQ(1U, st.waits);
+	EXPECT_EQ(1U, st.woken);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

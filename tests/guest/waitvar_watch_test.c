@@ -6,6 +6,7 @@
  */
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 
 #include "waitvar_test.h"
@@ -44,9 +45,11 @@ static int watch_raw(int fd, uint32_t id, uint32_t op, uint64_t operand, uint32_
 	return arg.fd;
 }
 
+/* What poll() reports of @fd now, asked for every event it has. */
 static short poll_now(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDNORM | POLLRDBAND | POLLPRI |
+						POLLOUT | POLLWRNORM | POLLWRBAND };
 
 	return poll(&p, 1, 0) == 1 ? p.revents : 0;
 }
@@ -68,7 +71,7 @@ TEST_F(watch, watch_fd_is_readable_only_while_the_condition_holds)
 	EXPECT_EQ(EAGAIN, errno);
 
 	ASSERT_EQ(0, waitvar_set(self->fd, id, 5));
-	EXPECT_EQ(POLLIN, poll_now(w));
+	EXPECT_EQ(POLLIN | POLLRDNORM, poll_now(w));
 	EXPECT_EQ((ssize_t)sizeof(got), read(w, &got, sizeof(got)));
 	EXPECT_EQ(5U, got);
 	/* Too small a buffer for the value. */
@@ -142,7 +145,8 @@ static void check_blocking_watch(struct __test_metadata *_metadata, int fd, int 
 	}
 	ASSERT_EQ(0, pthread_create(&p.thread, NULL, poller_main, &p));
 	ASSERT_TRUE(poller_sleeps(&p));
-	sleeps = thread_sleeps_count(atomic_load(&p.tid));
+	sleeps = task_asleep_count(getpid(), atomic_load(&p.tid), 'S');
+	ASSERT_LE(0, sleeps);
 	/* Short of the condition: nothing to report, and the poller not woken. */
 	ASSERT_EQ(0, waitvar_add(fd, id, 9, WAITVAR_ADD_WAKE, &value));
 	EXPECT_EQ(0, poll_now(p.fd));
@@ -261,7 +265,94 @@ TEST_F(watch, watch_bad_input_returns_the_documented_errno)
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
 	EXPECT_EQ(-EINVAL, watch_raw(self->fd, id, WAITVAR_OP_EQ, 0, 1));
 	EXPECT_EQ(-EINVAL, waitvar_watch(self->fd, id, WAITVAR_OP_COUNT, 0));
-	EXPECT_EQ(-ENOENT, waitvar_watch(self->fd, id + 100, WAITVAR_OP_EQ, 0));
+	/* An id that is gone: the kernel gave it, then took it back. */
+	ASSERT_EQ(0, waitvar_destroy(self->fd, id));
+	EXPECT_EQ(-ENOENT, waitvar_watch(self->fd, id, WAITVAR_OP_EQ, 0));
+}
+
+TEST_F(watch, watch_at_the_descriptor_limit_returns_emfile_and_makes_nothing)
+{
+	struct rlimit old, lim;
+	struct waitvar_stats st;
+	struct summary before, after;
+	uint32_t id = 0;
+	int next, w;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	ASSERT_TRUE(read_summary(&before));
+	/* The lowest free descriptor becomes the limit: none is left. */
+	next = dup(self->fd);
+	ASSERT_LE(0, next);
+	close(next);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	lim = (struct rlimit){ .rlim_cur = next, .rlim_max = old.rlim_max };
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	w = waitvar_watch(self->fd, id, WAITVAR_OP_EQ, 0);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	EXPECT_EQ(-EMFILE, w);
+	if (w >= 0)
+		close(w);
+	/* No waiter stayed on the variable, none on the device. */
+	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+	EXPECT_EQ(0U, st.waiters);
+	ASSERT_TRUE(read_summary(&after));
+	EXPECT_EQ(before.waiters, after.waiters);
+	w = waitvar_watch(self->fd, id, WAITVAR_OP_EQ, 0);
+	ASSERT_LE(0, w);
+	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+	EXPECT_EQ(1U, st.waiters);
+	close(w);
+}
+
+/*
+ * A blocking read() of a WATCH descriptor ends with EINTR on a handled
+ * signal, and goes on after one installed with SA_RESTART.
+ */
+static void check_read_and_signal(struct __test_metadata *_metadata, int fd, bool restart)
+{
+	struct poller p = { .kind = 3 };
+	uint64_t value = 0;
+	uint32_t id = 0;
+	long sleeps;
+
+	ASSERT_EQ(0, handle_sigusr1(restart ? SA_RESTART : 0));
+	ASSERT_EQ(0, waitvar_create(fd, 0, 0, &id));
+	p.fd = waitvar_watch(fd, id, WAITVAR_OP_EQ, 7);
+	ASSERT_LE(0, p.fd);
+	ASSERT_EQ(0, pthread_create(&p.thread, NULL, poller_main, &p));
+	ASSERT_TRUE(poller_sleeps(&p));
+	sleeps = task_asleep_count(getpid(), atomic_load(&p.tid), 'S');
+	ASSERT_LE(0, sleeps);
+	ASSERT_EQ(0, pthread_kill(p.thread, SIGUSR1));
+	if (restart) {
+		/* Restarted, the read sleeps once more, then SET ends it. */
+		long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+
+		while (!atomic_load(&p.done) && now_ns() < deadline &&
+		       !(thread_sleeps_count(atomic_load(&p.tid)) > sleeps &&
+			 task_state(getpid(), atomic_load(&p.tid)) == 'S'))
+			usleep(1000);
+		EXPECT_EQ(0, atomic_load(&p.done)) TH_LOG("read returned %d", p.ret);
+		ASSERT_EQ(0, waitvar_add(fd, id, 7, WAITVAR_ADD_WAKE, &value));
+	}
+	ASSERT_EQ(0, pthread_join(p.thread, NULL));
+	if (restart) {
+		EXPECT_EQ(0, p.ret);
+		EXPECT_EQ(7U, p.value);
+	} else {
+		EXPECT_EQ(-EINTR, p.ret);
+	}
+	close(p.fd);
+}
+
+TEST_F(watch, blocking_read_ends_with_eintr_on_a_signal)
+{
+	check_read_and_signal(_metadata, self->fd, false);
+}
+
+TEST_F(watch, blocking_read_restarts_after_an_sa_restart_handler)
+{
+	check_read_and_signal(_metadata, self->fd, true);
 }
 
 TEST_HARNESS_MAIN
