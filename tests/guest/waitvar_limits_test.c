@@ -989,6 +989,7 @@ struct userns_ctx {
 static int userns_child(struct peer *parent, void *arg)
 {
 	struct userns_ctx *c = arg;
+	struct waitvar_stats st = {};
 	uint64_t value = 0;
 	uint32_t id = 0;
 	int fd, ret;
@@ -1004,6 +1005,10 @@ static int userns_child(struct peer *parent, void *arg)
 	CHILD_CHECK(!ret, "NAMED_CREATE of the parent's name: %s", strerror(-ret));
 	CHILD_CHECK(!waitvar_get(fd, id, &value) && value == 5, "GET: %llu",
 		    (unsigned long long)value);
+	/* Its root has CAP_SYSLOG here, not in the initial namespace. */
+	ret = waitvar_stats(fd, id, &st);
+	CHILD_CHECK(!ret && st.bucket == WAITVAR_BUCKET_HIDDEN,
+		    "STATS of its own name: %d, bucket %u, not hidden", ret, st.bucket);
 	ret = times_listed(fd, c->name);
 	CHILD_CHECK(ret == 1, "LIST shows the namespace's own name %d times", ret);
 

@@ -51,11 +51,20 @@ static long long memcg_slab(const char *cg)
 	return found;
 }
 
-/* In a child moved into @cg: exit 0 once the variables show in its slab. */
-static void memcg_child(const char *cg)
+/* The name of the @i-th variable the child of @pid makes with NAMED_CREATE. */
+static void memcg_name(char *buf, size_t size, pid_t pid, int i)
+{
+	snprintf(buf, size, "/memcg-%d-%d", (int)pid, i);
+}
+
+/*
+ * In a child moved into @cg: exit 0 once the @nr variables it made (by
+ * NAMED_CREATE if @named) show in its slab.  The parent removes the names.
+ */
+static void memcg_child(const char *cg, bool named, int nr)
 {
 	long long before, after = -1, end;
-	char path[256], pid[32];
+	char path[256], pid[32], name[WAITVAR_NAME_MAX];
 	uint32_t id;
 	int fd, i;
 
@@ -69,29 +78,38 @@ static void memcg_child(const char *cg)
 	before = memcg_slab(cg);
 	if (before < 0)
 		_exit(12);
-	for (i = 0; i < MEMCG_VARS; i++)
-		if (waitvar_create(fd, i, 0, &id))
+	for (i = 0; i < nr; i++) {
+		memcg_name(name, sizeof(name), getpid(), i);
+		if (named ? waitvar_named_create(fd, name, i, 0, 0600, &id) :
+			    waitvar_create(fd, i, 0, &id))
 			_exit(13);
+	}
 	/* memory.stat is flushed lazily: give it a few seconds. */
 	end = now_ns() + 5000 * NSEC_PER_MSEC;
 	while (now_ns() < end) {
 		after = memcg_slab(cg);
 		/* Each variable is far larger than 64 bytes. */
-		if (after - before >= MEMCG_VARS * 64LL)
+		if (after - before >= nr * 64LL)
 			_exit(0);
 		usleep(50 * 1000);
 	}
-	fprintf(stderr, "slab grew by %lld bytes for %d variables\n", after - before,
-		MEMCG_VARS);
+	fprintf(stderr, "slab grew by %lld bytes for %d variables\n", after - before, nr);
 	_exit(14);
 }
 
-TEST_F(memcg, variables_are_charged_to_the_creators_memory_cgroup)
+static void check_memcg_charge(struct __test_metadata *_metadata, bool named)
 {
-	char cg[128];
-	int status = 0;
+	struct waitvar_features f = driver_features();
+	char cg[128], name[WAITVAR_NAME_MAX];
+	int status = 0, nr = MEMCG_VARS, fd, i;
 	pid_t child;
 
+	if (named) {
+		/* Within the name limits, with room for other tests' names. */
+		nr = f.max_user_names < f.max_named_vars ? f.max_user_names : f.max_named_vars;
+		nr = nr / 2 < MEMCG_VARS ? nr / 2 : MEMCG_VARS;
+		ASSERT_LT(0, nr);
+	}
 	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK))
 		ASSERT_EQ(0, mount("none", CGROUP_ROOT, "cgroup2", 0, NULL))
 			TH_LOG("mount cgroup2: %s", strerror(errno));
@@ -102,11 +120,31 @@ TEST_F(memcg, variables_are_charged_to_the_creators_memory_cgroup)
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0)
-		memcg_child(cg);
+		memcg_child(cg, named, nr);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%d %s variables", nr, named ? "named" : "");
+	if (named) {
+		fd = waitvar_open();
+		ASSERT_LE(0, fd);
+		for (i = 0; i < nr; i++) {
+			memcg_name(name, sizeof(name), child, i);
+			waitvar_named_remove(fd, name);
+		}
+		close(fd);
+	}
+	/* The named variables' memory went with them, so the cgroup can go. */
 	EXPECT_EQ(0, rmdir(cg));
+}
+
+TEST_F(memcg, variables_are_charged_to_the_creators_memory_cgroup)
+{
+	check_memcg_charge(_metadata, false);
+}
+
+TEST_F(memcg, named_variables_are_charged_to_the_creators_memory_cgroup)
+{
+	check_memcg_charge(_metadata, true);
 }
 
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
  */
 #include <grp.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "waitvar_test.h"
@@ -189,44 +190,118 @@ static void become(uid_t uid, gid_t gid)
 }
 
 /*
+ * Every command on an id, with the access the header says it needs.  Run in
+ * this order by a permitted caller, they leave the value at 1 (SET 1, ADD 1,
+ * DEC_AND_WAKE, a CMPXCHG of 1 for 1) and the name removed.
+ */
+enum access_cmd {
+	A_GET, A_SET, A_ADD, A_DEC, A_CMPXCHG, A_WAKE, A_WAKE_NR, A_WAIT, A_WAITV,
+	A_WATCH, A_STATS, A_OPEN, A_REMOVE, A_COUNT
+};
+
+static const struct {
+	const char *name;
+	bool write;	/* needs write permission, or read */
+} access_cmds[A_COUNT] = {
+	[A_GET] = { "GET", false },		[A_SET] = { "SET", true },
+	[A_ADD] = { "ADD", true },		[A_DEC] = { "DEC_AND_WAKE", true },
+	[A_CMPXCHG] = { "CMPXCHG", true },	[A_WAKE] = { "WAKE", true },
+	[A_WAKE_NR] = { "WAKE_NR", true },	[A_WAIT] = { "WAIT", false },
+	[A_WAITV] = { "WAITV", false },		[A_WATCH] = { "WATCH", false },
+	[A_STATS] = { "STATS", false },		[A_OPEN] = { "NAMED_OPEN", false },
+	[A_REMOVE] = { "NAMED_REMOVE", true },
+};
+
+/* What a caller may not do, as bits 1 << enum access_cmd. */
+#define DENY_ALL	((1U << A_COUNT) - 1)
+static unsigned int deny_write(void)
+{
+	unsigned int mask = 0;
+
+	for (int i = 0; i < A_COUNT; i++)
+		mask |= access_cmds[i].write ? 1U << i : 0;
+	return mask;
+}
+
+/* Runs command @cmd on @id (or @name) as a child does: 0 or -errno. */
+static int access_run(int fd, uint32_t id, const char *name, enum access_cmd cmd)
+{
+	struct waitvar_waitv_entry entry = { .id = id, .op = WAITVAR_OP_NE, .operand = 12345 };
+	struct waitvar_stats stats;
+	uint32_t other = 0;
+	uint64_t value;
+	int ret;
+
+	switch (cmd) {
+	case A_GET: return waitvar_get(fd, id, &value);
+	case A_SET: return waitvar_set(fd, id, 1);
+	case A_ADD: return waitvar_add(fd, id, 1, 0, &value);
+	case A_DEC: return waitvar_dec_and_wake(fd, id, &value);
+	case A_CMPXCHG: return waitvar_cmpxchg(fd, id, 1, 1, &value);
+	case A_WAKE: return waitvar_wake(fd, id);
+	case A_WAKE_NR:
+		ret = waitvar_wake_nr(fd, id, 1, 0);
+		return ret < 0 ? ret : 0;
+	case A_WAIT:
+		return waitvar_wait(fd, id, WAITVAR_OP_NE, 12345, 0, WAITVAR_WAIT_TIMEOUT, 0, NULL);
+	case A_WAITV:
+		ret = waitvar_waitv(fd, &entry, 1, 0, WAITVAR_WAIT_TIMEOUT, 0, NULL);
+		return ret < 0 ? ret : 0;
+	case A_WATCH:
+		ret = waitvar_watch(fd, id, WAITVAR_OP_EQ, 0);
+		if (ret < 0)
+			return ret;
+		close(ret);
+		return 0;
+	case A_STATS: return waitvar_stats(fd, id, &stats);
+	case A_OPEN: return waitvar_named_open(fd, name, &other);
+	case A_REMOVE: return waitvar_named_remove(fd, name);
+	case A_COUNT: break;
+	}
+	return -EINVAL;
+}
+
+/*
  * In a child that inherited @fd (with @id attached by root) and became
- * @uid/@gid: the errno of GET, SET, WAIT, WATCH and REMOVE, packed one
- * digit each as 0 (allowed) or 1 (EACCES), into the exit status.
+ * @uid/@gid, every command of access_cmds in turn.  Each must succeed or
+ * fail with EACCES; returns the mask of those refused, or -1 when one did
+ * something else (said on stderr) or the child did not finish.
  */
 static int access_as(int fd, uint32_t id, const char *name, uid_t uid, gid_t gid)
 {
-	struct waitvar_watch watch = { .id = id, .op = WAITVAR_OP_EQ };
-	int status = 0, code;
-	uint64_t value;
+	int *rc = mmap(NULL, sizeof(int) * A_COUNT, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status = 0, mask = 0;
 	pid_t child;
 
+	if (rc == MAP_FAILED)
+		return -1;
+	for (int i = 0; i < A_COUNT; i++)
+		rc[i] = 1;	/* not run */
 	child = fork();
 	if (child < 0)
 		return -1;
 	if (child == 0) {
-		uint32_t other = 0;
-		int open_rc;
-
 		become(uid, gid);
-		code = (waitvar_get(fd, id, &value) == -EACCES) << 0;
-		code |= (waitvar_set(fd, id, 1) == -EACCES) << 1;
-		code |= (waitvar_wait(fd, id, WAITVAR_OP_NE, 12345, 0, WAITVAR_WAIT_TIMEOUT, 0,
-				      NULL) == -EACCES) << 2;
-		code |= (ioctl(fd, WAITVAR_IOC_WATCH, &watch) && errno == EACCES) << 3;
-		open_rc = waitvar_named_open(fd, name, &other);
-		code |= (open_rc == -EACCES) << 4;
-		code |= (waitvar_named_remove(fd, name) ==
-			 -EACCES) << 5;
-		_exit(code);
+		for (int i = 0; i < A_COUNT; i++)
+			rc[i] = access_run(fd, id, name, i);
+		_exit(0);
 	}
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status))
+		mask = -1;
+	for (int i = 0; i < A_COUNT && mask >= 0; i++) {
+		if (rc[i] == -EACCES) {
+			mask |= 1 << i;
+		} else if (rc[i]) {
+			fprintf(stderr, "# uid %u gid %u: %s: %s\n", (unsigned int)uid,
+				(unsigned int)gid, access_cmds[i].name,
+				rc[i] > 0 ? "not run" : strerror(-rc[i]));
+			mask = -1;
+		}
+	}
+	munmap(rc, sizeof(int) * A_COUNT);
+	return mask;
 }
-
-/* Bits of access_as(): what a reader without write permission is refused. */
-#define DENY_ALL	0x3f
-#define DENY_WRITE	((1 << 1) | (1 << 5))
 
 TEST_F(named, unprivileged_user_cannot_touch_roots_0600_variable)
 {
@@ -234,7 +309,7 @@ TEST_F(named, unprivileged_user_cannot_touch_roots_0600_variable)
 
 	ASSERT_EQ(0U, getuid()) TH_LOG("needs root to create the variable and drop privileges");
 	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 3, 0, 0600, &id));
-	EXPECT_EQ(DENY_ALL, access_as(self->fd, id, self->name, self->uid, self->gid));
+	EXPECT_EQ((int)DENY_ALL, access_as(self->fd, id, self->name, self->uid, self->gid));
 }
 
 TEST_F(named, mode_bits_are_honoured_for_group_and_others)
@@ -245,7 +320,7 @@ TEST_F(named, mode_bits_are_honoured_for_group_and_others)
 	ASSERT_EQ(0U, getuid());
 	/* Group (gid 0) may read and write, others may only read. */
 	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 3, 0, 0064, &id));
-	EXPECT_EQ(DENY_WRITE, access_as(self->fd, id, self->name, self->uid, self->gid));
+	EXPECT_EQ((int)deny_write(), access_as(self->fd, id, self->name, self->uid, self->gid));
 	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(3U, value);
 	/* The group member may do it all, REMOVE included. */
@@ -330,6 +405,42 @@ TEST_F(named, the_device_wide_limit_returns_enospc)
 		snprintf(name, sizeof(name), "%s-%d", self->name, i);
 		waitvar_named_remove(self->fd, name);
 	}
+}
+
+TEST_F(named, named_open_into_a_full_file_returns_enospc)
+{
+	uint32_t id = 0, own = 0, other = 0;
+	unsigned int old = 0;
+	int fd2;
+
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 6, 0, 0600, &id));
+	fd2 = waitvar_open();
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, get_param("max_vars_per_file", &old));
+	ASSERT_EQ(0, set_param("max_vars_per_file", 1));
+	EXPECT_EQ(0, waitvar_create(fd2, 0, 0, &own));
+	EXPECT_EQ(-ENOSPC, waitvar_named_open(fd2, self->name, &other));
+	/* A slot freed, the same call attaches it. */
+	EXPECT_EQ(0, waitvar_destroy(fd2, own));
+	EXPECT_EQ(0, waitvar_named_open(fd2, self->name, &other));
+	ASSERT_EQ(0, set_param("max_vars_per_file", old));
+	close(fd2);
+}
+
+TEST_F(named, list_into_a_bad_buffer_returns_efault)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct waitvar_list arg = { .size = 4096 };
+	uint32_t id = 0;
+	void *bad;
+
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 0, 0, 0600, &id));
+	bad = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(bad != MAP_FAILED);
+	arg.names = (uintptr_t)bad;
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_LIST, &arg));
+	EXPECT_EQ(EFAULT, errno);
+	munmap(bad, page);
 }
 
 TEST_HARNESS_MAIN

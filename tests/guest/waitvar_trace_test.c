@@ -2,7 +2,8 @@
 /*
  * The kernel side of the shared wait table as a user sees it: its size
  * (FEATURES, the debugfs view, the boot rule and wait_table_bits=), and the
- * sched_var_* trace events in tracefs for a wait and the wake that ends it.
+ * sched_var_* trace events in tracefs for a wait and the wake that ends it,
+ * and for a filtered wake, which walks no queue.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -233,6 +234,29 @@ static const char *find_event(const char *buf, const char *from, const char *eve
 	return NULL;
 }
 
+/* Empties the trace buffer, then turns the sched_var_* events on or off. */
+static int trace_events(const char *tracefs, bool on)
+{
+	char path[128];
+	size_t i;
+	int fd;
+
+	if (on) {
+		snprintf(path, sizeof(path), "%s/trace", tracefs);
+		/* Opening the trace with O_TRUNC empties the buffer. */
+		fd = open(path, O_WRONLY | O_TRUNC);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	for (i = 0; i < ARRAY_LEN(var_events); i++) {
+		snprintf(path, sizeof(path), "%s/events/sched/%s/enable", tracefs, var_events[i]);
+		if (write_file(path, on ? "1" : "0"))
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * With the sched_var_* events on, a WAIT and the SET that ends it show as
  * three events after the waiter's start, on the bucket STATS reports: its
@@ -246,7 +270,6 @@ TEST_F(trace, a_wait_and_its_wake_appear_in_the_trace)
 	const char *start, *wake, *done;
 	struct waitvar_stats st;
 	char path[128], *buf;
-	size_t i;
 
 	ASSERT_EQ(0U, getuid()) TH_LOG("needs root for tracefs");
 	if (!find_tracefs(self->tracefs, sizeof(self->tracefs)))
@@ -260,26 +283,14 @@ TEST_F(trace, a_wait_and_its_wake_appear_in_the_trace)
 	ASSERT_TRUE(current_trace_clock(self->tracefs, self->clock, sizeof(self->clock)));
 	snprintf(path, sizeof(path), "%s/trace_clock", self->tracefs);
 	ASSERT_EQ(0, write_file(path, "global")) TH_LOG("%s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/trace", self->tracefs);
-	/* Opening the trace with O_TRUNC empties the buffer. */
-	i = open(path, O_WRONLY | O_TRUNC);
-	ASSERT_LE(0, (int)i) TH_LOG("clear %s: %s", path, strerror(errno));
-	close(i);
-	for (i = 0; i < ARRAY_LEN(var_events); i++) {
-		snprintf(path, sizeof(path), "%s/events/sched/%s/enable", self->tracefs,
-			 var_events[i]);
-		ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
-	}
+	ASSERT_EQ(0, trace_events(self->tracefs, true)) TH_LOG("%s: %s", self->tracefs,
+								strerror(errno));
 	ASSERT_EQ(0, waiter_start(&w));
 	ASSERT_TRUE(waiter_sleeps(&w));
 	ASSERT_EQ(0, waitvar_set(self->fd, w.id, 1));
 	ASSERT_EQ(0, pthread_join(w.thread, NULL));
 	ASSERT_EQ(0, w.ret);
-	for (i = 0; i < ARRAY_LEN(var_events); i++) {
-		snprintf(path, sizeof(path), "%s/events/sched/%s/enable", self->tracefs,
-			 var_events[i]);
-		EXPECT_EQ(0, write_file(path, "0"));
-	}
+	EXPECT_EQ(0, trace_events(self->tracefs, false));
 
 	buf = malloc(TRACE_BUF);
 	ASSERT_TRUE(buf != NULL);
@@ -297,6 +308,42 @@ TEST_F(trace, a_wait_and_its_wake_appear_in_the_trace)
 				      gettid(), st.bucket);
 	EXPECT_TRUE(done != NULL) TH_LOG("no done (condition) by tid %d after the start",
 				      atomic_load(&w.tid));
+	free(buf);
+}
+
+/*
+ * A filtered WAKE_NR walks the variable's own list of waiters, not the
+ * hashed queue: with nobody waiting it wakes the queue not at all, so it
+ * records no sched_var_wake, where an unfiltered one records its walk.
+ */
+TEST_F(trace, a_filtered_wake_walks_no_queue)
+{
+	struct waitvar_stats st;
+	const char *first, *second;
+	char path[128], *buf;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0U, getuid()) TH_LOG("needs root for tracefs");
+	if (!find_tracefs(self->tracefs, sizeof(self->tracefs)))
+		SKIP(return, "no tracefs: this kernel has no event tracing");
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+	ASSERT_EQ(0, trace_events(self->tracefs, true));
+	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
+	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, 0));
+	EXPECT_EQ(0, trace_events(self->tracefs, false));
+
+	buf = malloc(TRACE_BUF);
+	ASSERT_TRUE(buf != NULL);
+	snprintf(path, sizeof(path), "%s/trace", self->tracefs);
+	ASSERT_LT(0, read_file(path, buf, TRACE_BUF));
+	first = find_event(buf, buf, "sched_var_wake", gettid(), st.bucket, "woken=0");
+	second = first ? find_event(buf, strchr(first, '\n'), "sched_var_wake", gettid(),
+				    st.bucket, NULL) : NULL;
+	EXPECT_TRUE(first != NULL) TH_LOG("the unfiltered wake is not in the trace:\n%.2000s",
+				       buf);
+	EXPECT_TRUE(second == NULL) TH_LOG("two wakes of bucket %u: the filtered one walked it",
+					st.bucket);
 	free(buf);
 }
 

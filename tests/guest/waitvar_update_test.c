@@ -107,6 +107,31 @@ TEST_F(update, dec_and_wake_wakes_only_at_zero)
 	EXPECT_EQ(0U, w.seen);
 }
 
+TEST_F(update, add_and_dec_wrap_modulo_2_64_and_a_wrap_is_not_zero)
+{
+	uint64_t value = 0;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, UINT64_MAX - 1, 0, &id));
+	ASSERT_EQ(0, waitvar_add(self->fd, id, 3, 0, &value));
+	EXPECT_EQ(1U, value);
+	ASSERT_EQ(0, waitvar_add(self->fd, id, -2, 0, &value));
+	EXPECT_EQ(UINT64_MAX, value);
+	ASSERT_EQ(0, waitvar_add(self->fd, id, INT64_MIN, 0, &value));
+	EXPECT_EQ((uint64_t)INT64_MAX, value);
+	/* DEC_AND_WAKE of 0 wraps to 2^64 - 1, which is not 0: no wake. */
+	ASSERT_EQ(0, waitvar_set(self->fd, id, 0));
+	ASSERT_EQ(1U, wakes_of(self->fd, id));
+	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, id, &value));
+	EXPECT_EQ(UINT64_MAX, value);
+	EXPECT_EQ(1U, wakes_of(self->fd, id));
+	/* Nor is 2^63, the most negative value seen as signed. */
+	ASSERT_EQ(0, waitvar_set(self->fd, id, (uint64_t)INT64_MIN + 1));
+	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, id, &value));
+	EXPECT_EQ((uint64_t)INT64_MIN, value);
+	EXPECT_EQ(2U, wakes_of(self->fd, id));
+}
+
 TEST_F(update, cmpxchg_returns_the_previous_value_and_wakes_on_success)
 {
 	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_EQ, .operand = 4 };
