@@ -33,9 +33,12 @@ Commands:
                   JSON and plots (gnuplot, PNG and SVG) in the run's folder
   mutate [NAME...] [--list]
                   on the debug kernel, plant each mutant of tests/mutants/
-                  (or those named) in a copy of the driver, rebuild the
-                  module, run the suites that judge it; one table: killed
-                  by which test, or SURVIVED ('--list': the names)
+                  (or those named; 'driver' or 'series' names a part) in a
+                  copy of the driver, rebuild the module, run the suites
+                  that judge it; the series' mutants are built into one
+                  kernel behind wait_mutant=K and booted one by one; one
+                  table: killed by which test, or SURVIVED ('--list': the
+                  names)
   build           build everything, boot nothing
   clean [PART]    drop the cache, or one part of it:
                   kernel (patched tree and build dirs), source (unpacked
@@ -285,8 +288,10 @@ parse_args() {
 	parse_suites
 }
 
-# The catalogue of 'mutate' (tests/mutants/README.md), one folder per part.
-MUTANT_DIRS=("$TOP/tests/mutants/driver")
+# The catalogue of 'mutate' (tests/mutants/README.md), one folder per part:
+# driver/ plants in the module, series/ in the patched kernel tree.
+MUTANT_PARTS=(driver series)
+MUTANT_DIRS=("$TOP/tests/mutants/driver" "$TOP/tests/mutants/series")
 
 # mutate: the names given must be in the catalogue; the module only.
 parse_mutants() {
@@ -295,10 +300,20 @@ parse_mutants() {
 	[ -z "$SHARE$KCMDLINE" ] || die_usage "'mutate' takes no --share or --cmdline"
 	known=$("$TOP/harness/mutate.py" list "${MUTANT_DIRS[@]}") ||
 		die_usage "the mutant catalogue is malformed (above)"
+	local picked=() i
 	for name in "${MUTANTS[@]}"; do
+		for i in "${!MUTANT_PARTS[@]}"; do
+			if [ "$name" = "${MUTANT_PARTS[$i]}" ]; then
+				mapfile -t -O "${#picked[@]}" picked < <("$TOP/harness/mutate.py" list "${MUTANT_DIRS[$i]}")
+				continue 2
+			fi
+		done
 		grep -qxF -- "$name" <<<"$known" ||
 			die_usage "mutate: no mutant '$name' in tests/mutants (./run.sh mutate --list)"
+		picked+=("$name")
 	done
+	[ ${#MUTANTS[@]} = 0 ] || [ ${#picked[@]} -gt 0 ] || die_usage "mutate: no mutant in ${MUTANTS[*]}"
+	[ ${#MUTANTS[@]} = 0 ] || MUTANTS=("${picked[@]}")
 	# A mutant that hangs a program costs the watchdog's limit.
 	[ "$TIMEOUT_GIVEN" = 1 ] || TIMEOUT=180
 }
@@ -447,20 +462,239 @@ build_mutant() {
 	rsync -rl --checksum --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
 		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
 		"$TOP/driver/" "$src/"
-	out=$("$TOP/harness/mutate.py" apply "$mut" "$src") || { echo "$out"; return 1; }
+	[ -z "$mut" ] || out=$("$TOP/harness/mutate.py" apply "$mut" "$src") || { echo "$out"; return 1; }
 	kmake M="$src" modules >"$RUN_DIR/build.log" 2>&1 ||
 		{ echo "stale: it does not build ($RUN_DIR/build.log)"; return 1; }
 }
 
-# mutate: first the suites that judge the selected mutants, on the driver
-# as it is (they must pass, or no kill means anything); then each mutant in
-# its own boot, its suites alone, from a stage that differs from the run's
-# in the module and the plan.  One row per mutant; the table at the end.
+# judge_boot MODULE KUNIT_DIR SUITE...: one boot of the suites from a stage
+# that differs from the run's in the module, the KUnit modules (those of
+# KUNIT_DIR's build, or none if empty) and the plan; sets JUDGED to the
+# verdict's status and writes $RUN_DIR/verdict.txt.
+judge_boot() {
+	local module=$1 kunit_dir=$2
+	shift 2
+	rsync -a --delete "$MUT_BASE_STAGE/" "$MUT_STAGE/"
+	STAGE=$MUT_STAGE
+	cp "$module" "$STAGE/waitvar.ko"
+	: >"$STAGE/suites"
+	[ $# = 0 ] || printf '%s\n' "$@" >"$STAGE/suites"
+	rm -rf "$STAGE/kunit"/*
+	[ -z "$kunit_dir" ] || find "$kunit_dir" -name '*_kunit.ko' -exec cp {} "$STAGE/kunit/" \;
+	boot_step test
+	JUDGED=0
+	verdict >"$RUN_DIR/verdict.txt" 2>&1 || JUDGED=$?
+}
+
+# mutant_suites MUT: its fields (MUT_*), its guest suites in MUT_SUITES_A
+# and MUT_KUNIT=1 if it names 'kunit' too.
+mutant_suites() {
+	local all s
+	eval "$("$TOP/harness/mutate.py" show "$1")"
+	# shellcheck disable=SC2153 # MUT_SUITES: set by the eval above
+	IFS=, read -ra all <<<"$MUT_SUITES"
+	MUT_KUNIT=0 MUT_SUITES_A=()
+	for s in "${all[@]}"; do
+		if [ "$s" = kunit ]; then
+			MUT_KUNIT=1
+		else
+			MUT_SUITES_A+=("$s")
+		fi
+	done
+}
+
+# mutate_baseline KUNIT_DIR MODULE SUITE...: the suites (and KUnit modules)
+# on the code as it is must pass, or no kill means anything.
+mutate_baseline() {
+	local kunit_dir=$1 module=$2
+	shift 2
+	RUN_DIR=$MUT_TOP/baseline-$MUT_PART
+	mkdir -p "$RUN_DIR"
+	echo "=== baseline ($MUT_PART): $* $([ -z "$kunit_dir" ] || echo '+ KUnit') on the code as it is" >&2
+	judge_boot "$module" "$kunit_dir" "$@"
+	if [ "$JUDGED" != 0 ]; then
+		cat "$RUN_DIR/verdict.txt"
+		echo "run.sh: mutate: the suites fail on the code as it is ($JUDGED): no mutant can be judged" >&2
+		return "$EX_FAILED"
+	fi
+}
+
+# mutant_start NAME MUT: its fields read, its log folder made the run's.
+mutant_start() {
+	mutant_suites "$2"
+	RUN_DIR=$MUT_TOP/$1
+	mkdir -p "$RUN_DIR"
+	echo "=== mutant $1: $MUT_DESC" >&2
+}
+
+# mutate_row NAME RESULT T0: one line of the table.
+mutate_row() {
+	echo "    $2" >&2
+	printf '%s\t%s\t%s\n' "$1" "$2" $((SECONDS - $3)) >>"$MUT_ROWS"
+}
+
+# The union of the named mutants' guest suites, in tests/guest/suites' order.
+union_suites() {
+	local name all=()
+	for name in "$@"; do
+		mutant_suites "$(mutant_path "$name")"
+		all+=("${MUT_SUITES_A[@]}")
+	done
+	[ ${#all[@]} = 0 ] ||
+		list_file "$TOP/tests/guest/suites" | grep -xF -f <(printf '%s\n' "${all[@]}") || true
+}
+
+# The driver's mutants: the baseline, then each in its own boot with a
+# module rebuilt from a copy of the sources (only the objects it touches).
+mutate_driver() {
+	local name mut t0 result mdir=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/mutant
+	MUT_PART=driver
+	mkdir -p "$mdir/src"
+	mapfile -t SUITES < <(union_suites "$@")
+	if [ ${#SUITES[@]} -gt 0 ]; then
+		mutate_baseline "" "$MUT_BASE_STAGE/waitvar.ko" "${SUITES[@]}" || return
+	fi
+	for name in "$@"; do
+		mut=$(mutant_path "$name")
+		t0=$SECONDS
+		mutant_start "$name" "$mut"
+		if ! result=$(build_mutant "$mut" "$mdir/src"); then
+			:
+		elif [ -n "$MUT_EQUIVALENT" ]; then
+			result="equivalent: $MUT_EQUIVALENT"
+		else
+			judge_boot "$mdir/src/waitvar.ko" "" "${MUT_SUITES_A[@]}"
+			result=$("$TOP/harness/mutate.py" killer "$RUN_DIR/verdict.txt" "$JUDGED")
+		fi
+		mutate_row "$name" "$result" "$t0"
+	done
+}
+
+# plant_series TREE: the series' mutants planted in TREE (a copy of the
+# patched tree), each behind the selector as its number, its place in the
+# catalogue; then the selector itself, a boot parameter of wait_bit.c.
+# Files are rewritten only when their content changes, so that make
+# rebuilds nothing when the catalogue did not change.  Prints NAME<TAB>WHY
+# for each stale one.
+plant_series() {
+	local mtree=$1 plant=$CACHE/kernel/series-mutants.plant k=0 name mut out f files=()
+	rm -rf "$plant"
+	mkdir -p "$plant"
+	mapfile -t SERIES_ALL < <("$TOP/harness/mutate.py" list "$TOP/tests/mutants/series")
+	for name in "${SERIES_ALL[@]}"; do
+		mut=$(mutant_path "$name")
+		eval "$("$TOP/harness/mutate.py" show "$mut")"
+		if [ ! -f "$plant/$MUT_FILE" ]; then
+			mkdir -p "$plant/$(dirname "$MUT_FILE")"
+			cp "$TREE/$MUT_FILE" "$plant/$MUT_FILE" 2>/dev/null || :
+			files+=("$MUT_FILE")
+		fi
+		k=$((k + 1))
+		out=$("$TOP/harness/mutate.py" apply "$mut" "$plant" "$k") || printf '%s\t%s\n' "$name" "${out#stale: }"
+	done
+	for f in kernel/sched/wait_bit.c include/linux/wait_bit.h; do
+		[ -f "$plant/$f" ] || { mkdir -p "$plant/$(dirname "$f")"; cp "$TREE/$f" "$plant/$f"; files+=("$f"); }
+	done
+	cat >>"$plant/kernel/sched/wait_bit.c" <<-'EOF'
+
+	/* ./run.sh mutate: the series mutant wait_mutant=K plants; 0: none. */
+	int wait_mutant __read_mostly;
+	EXPORT_SYMBOL(wait_mutant);
+	core_param(wait_mutant, wait_mutant, int, 0444);
+	EOF
+	sed -i 's|^#define _LINUX_WAIT_BIT_H$|&\n\n/* Which series mutant runs (./run.sh mutate); 0: none. */\nextern int wait_mutant;|' \
+		"$plant/include/linux/wait_bit.h"
+	for f in "${files[@]}"; do
+		[ -f "$plant/$f" ] || continue
+		cmp -s "$plant/$f" "$mtree/$f" || cp "$plant/$f" "$mtree/$f"
+	done
+	SERIES_FILES=("${files[@]}")
+}
+
+# build_series_mutants: the patched tree copied (but for the files the
+# mutants plant in), the mutants planted, the kernel, its modules (the
+# KUnit ones among them) and the driver built in an O= dir of their own.
+build_series_mutants() {
+	local mtree=$TREE-mutants mbuild=$KBUILD-mutants excludes=() f stamp key
+	local src=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/mutant/series-src
+	SERIES_FILES=()
+	mapfile -t SERIES_FILES < <(for f in "$TOP"/tests/mutants/series/*.mut; do
+		"$TOP/harness/mutate.py" show "$f" | sed -n "s/^MUT_FILE=//p" | tr -d "'"
+	done | sort -u)
+	for f in "${SERIES_FILES[@]}" kernel/sched/wait_bit.c include/linux/wait_bit.h; do
+		excludes+=(--exclude="/$f")
+	done
+	mkdir -p "$mtree"
+	rsync -r --links --perms --checksum --delete "${excludes[@]}" "$TREE/" "$mtree/"
+	plant_series "$mtree" >"$MUT_TOP/series-stale.tsv"
+	mkdir -p "$mbuild"
+	cmp -s "$KBUILD/.config" "$mbuild/.config.base" || {
+		cp "$KBUILD/.config" "$mbuild/.config"
+		cp "$KBUILD/.config" "$mbuild/.config.base"
+	}
+	key="$(build_key) $(cd "$mtree" && cat "${SERIES_FILES[@]}" kernel/sched/wait_bit.c include/linux/wait_bit.h | sha256sum)"
+	stamp=$mbuild/.waitvar-built
+	if ! stamp_matches "$stamp" "$key"; then
+		rm -f "$stamp"
+		TREE=$mtree KBUILD=$mbuild kmake olddefconfig &&
+			TREE=$mtree KBUILD=$mbuild kmake "$KIMAGE_TARGET" modules || return
+		stamp_write "$stamp" "$key"
+	fi
+	mkdir -p "$src"
+	RUN_DIR=$MUT_TOP TREE=$mtree KBUILD=$mbuild build_mutant "" "$src" ||
+		{ echo "the driver does not build against the mutants' kernel: $MUT_TOP/build.log"; return 1; }
+	echo "built $mbuild/$KIMAGE: ${#SERIES_ALL[@]} series mutants behind wait_mutant=K"
+}
+
+# The series' mutants: one kernel for all, then the baseline with none
+# selected and each mutant in its own boot with wait_mutant=K.
+mutate_series() {
+	local name mut t0 result k stale mbuild=$KBUILD-mutants
+	local module=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/mutant/series-src/waitvar.ko
+	MUT_PART=series
+	RUN_DIR=$MUT_TOP
+	step build-series-mutants build_series_mutants
+	mapfile -t SERIES_ALL < <("$TOP/harness/mutate.py" list "$TOP/tests/mutants/series")
+	mapfile -t SUITES < <(union_suites "$@")
+	local kernel=$KBUILD kunit=''
+	for name in "$@"; do
+		mutant_suites "$(mutant_path "$name")"
+		[ "$MUT_KUNIT" = 0 ] || kunit=$mbuild
+	done
+	KBUILD=$mbuild
+	mutate_baseline "$kunit" "$module" "${SUITES[@]}" ||
+		{ KBUILD=$kernel; return "$EX_FAILED"; }
+	for name in "$@"; do
+		mut=$(mutant_path "$name")
+		t0=$SECONDS
+		mutant_start "$name" "$mut"
+		stale=$(awk -F'\t' -v n="$name" '$1 == n { print $2 }' "$MUT_TOP/series-stale.tsv")
+		k=$(grep -nxF -- "$name" <(printf '%s\n' "${SERIES_ALL[@]}") | cut -d: -f1)
+		if [ -n "$stale" ]; then
+			result="stale: $stale"
+		elif [ -n "$MUT_EQUIVALENT" ]; then
+			result="equivalent: $MUT_EQUIVALENT"
+		else
+			KCMDLINE="wait_mutant=$k"
+			judge_boot "$module" "$([ "$MUT_KUNIT" = 0 ] || echo "$mbuild")" "${MUT_SUITES_A[@]}"
+			KCMDLINE=
+			result=$("$TOP/harness/mutate.py" killer "$RUN_DIR/verdict.txt" "$JUDGED")
+		fi
+		mutate_row "$name" "$result" "$t0"
+	done
+	KBUILD=$kernel
+}
+
+# mutate: each part's mutants judged by the suites that can judge them,
+# after a baseline of those suites on the code as it is.  One row per
+# mutant; the table at the end.
 cmd_mutate() {
-	local top=$RUN_DIR base_stage=$STAGE names=() name mut rows t0 rc result
-	local mdir=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/mutant all_suites=()
-	rows=$top/rows.tsv
-	: >"$rows"
+	local names=() name mut rc driver=() series=()
+	MUT_TOP=$RUN_DIR MUT_BASE_STAGE=$STAGE
+	MUT_STAGE=$CACHE/build/$ARCH-$CONFIG$TREE_SUFFIX/mutant/stage
+	MUT_ROWS=$MUT_TOP/rows.tsv
+	: >"$MUT_ROWS"
+	mkdir -p "$MUT_STAGE"
 	if [ ${#MUTANTS[@]} -gt 0 ]; then
 		names=("${MUTANTS[@]}")
 	else
@@ -468,72 +702,26 @@ cmd_mutate() {
 	fi
 	for name in "${names[@]}"; do
 		mut=$(mutant_path "$name")
-		"$TOP/harness/mutate.py" check "$mut" "$TOP/driver" "$TOP/tests/guest/suites" >/dev/null ||
-			[ $? = 3 ] || return "$EX_HARNESS"
-		eval "$("$TOP/harness/mutate.py" show "$mut")"
-		# shellcheck disable=SC2153 # MUT_SUITES: set by the eval above
-		IFS=, read -ra MUT_SUITES_A <<<"$MUT_SUITES"
-		all_suites+=("${MUT_SUITES_A[@]}")
-	done
-	mkdir -p "$mdir/src" "$mdir/stage"
-	COMPAT=0 KUNIT=0
-	if [ ${#all_suites[@]} -gt 0 ]; then
-		mapfile -t SUITES < <(list_file "$TOP/tests/guest/suites" | grep -xF -f <(printf '%s\n' "${all_suites[@]}"))
-		RUN_DIR=$top/baseline
-		mkdir -p "$RUN_DIR"
-		rsync -a --delete "$base_stage/" "$mdir/stage/"
-		STAGE=$mdir/stage
-		printf '%s\n' "${SUITES[@]}" >"$STAGE/suites"
-		rm -rf "$STAGE/kunit"/*
-		echo "=== baseline: ${SUITES[*]} on the driver as it is" >&2
-		boot_step test
-		rc=0
-		verdict >"$RUN_DIR/verdict.txt" 2>&1 || rc=$?
-		if [ "$rc" != 0 ]; then
-			cat "$RUN_DIR/verdict.txt"
-			echo "run.sh: mutate: the suites fail on the driver as it is ($rc): no mutant can be judged" >&2
-			return "$EX_FAILED"
-		fi
-	fi
-	for name in "${names[@]}"; do
-		mut=$(mutant_path "$name")
-		eval "$("$TOP/harness/mutate.py" show "$mut")"
-		RUN_DIR=$top/$name
-		mkdir -p "$RUN_DIR"
-		t0=$SECONDS
-		echo "=== mutant $name: $MUT_DESC" >&2
-		if ! result=$(build_mutant "$mut" "$mdir/src"); then
-			:
-		elif [ -n "$MUT_EQUIVALENT" ]; then
-			result="equivalent: $MUT_EQUIVALENT"
+		if [ "${mut%/*}" = "$TOP/tests/mutants/series" ]; then
+			series+=("$name")
 		else
-			IFS=, read -ra SUITES <<<"$MUT_SUITES"
-			rsync -a --delete "$base_stage/" "$mdir/stage/"
-			STAGE=$mdir/stage
-			cp "$mdir/src/waitvar.ko" "$STAGE/waitvar.ko"
-			printf '%s\n' "${SUITES[@]}" >"$STAGE/suites"
-			rm -rf "$STAGE/kunit"/*
-			boot_step test
-			rc=0
-			verdict >"$RUN_DIR/verdict.txt" 2>&1 || rc=$?
-			result=$("$TOP/harness/mutate.py" killer "$RUN_DIR/verdict.txt" "$rc")
+			"$TOP/harness/mutate.py" check "$mut" "$TOP/driver" "$TOP/tests/guest/suites" >/dev/null ||
+				[ $? = 3 ] || return "$EX_HARNESS"
+			driver+=("$name")
 		fi
-		echo "    $result" >&2
-		printf '%s\t%s\t%s\n' "$name" "$result" $((SECONDS - t0)) >>"$rows"
 	done
-	RUN_DIR=$top
+	COMPAT=0 KUNIT=0
 	rc=0
-	"$TOP/harness/mutate.py" table "$rows" | tee "$top/table.txt" || rc=$?
-	echo "mutate: table $top/table.txt, each mutant's logs in $top/NAME/"
+	[ ${#driver[@]} = 0 ] || mutate_driver "${driver[@]}" || rc=$?
+	[ "$rc" != 0 ] || [ ${#series[@]} = 0 ] || mutate_series "${series[@]}" || rc=$?
+	RUN_DIR=$MUT_TOP
+	STAGE=$MUT_BASE_STAGE
+	[ "$rc" = 0 ] || return "$rc"
+	"$TOP/harness/mutate.py" table "$MUT_ROWS" | tee "$MUT_TOP/table.txt" || rc=$?
+	echo "mutate: table $MUT_TOP/table.txt, each mutant's logs in $MUT_TOP/NAME/"
 	[ "$rc" = 0 ] || return "$EX_FAILED"
 }
 
-# Guest memory for 'bench': 10,000 parked threads need more than a test
-# guest has (QEMU takes the last -m given).
-BENCH_GUEST_MB=2048
-
-# The boots harness/bench lists: label, kernel parameters ('-': none),
-# the figures waitvar-bench runs there ('all' or a --figures list).
 bench_boots() {
 	list_file "$TOP/harness/bench" | awk '{ print $1, $2, $3 }'
 }
