@@ -847,10 +847,17 @@ FIXTURE_TEARDOWN(wakeup)
 	close(self->fd);
 }
 
-/* Waits for 1, 2, ... LW_ROUNDS in turn, each with a WAITV that times out. */
+/*
+ * Waits for 1, 2, ... LW_ROUNDS in turn, each with a WAITV that times out:
+ * three entries, the variable SET moves through every place among two
+ * that never hold (a plain variable and one more of the same lock), so the
+ * wake can come while WAITV is queueing on any of its three queues.
+ */
+#define LW_ENTRIES 3
+
 struct lw_waiter {
 	int fd;
-	uint32_t id;
+	uint32_t id, decoys[LW_ENTRIES - 1];
 	pthread_t thread;
 	atomic_int round;	/* the value it waits for now */
 	atomic_int done;
@@ -861,16 +868,23 @@ struct lw_waiter {
 static void *lw_main(void *data)
 {
 	struct lw_waiter *w = data;
-	int i, ret;
+	int i, j, d, at, ret;
 
 	for (i = 1; i <= LW_ROUNDS; i++) {
-		struct waitvar_waitv_entry e = { .id = w->id, .op = WAITVAR_OP_EQ, .operand = i };
+		struct waitvar_waitv_entry e[LW_ENTRIES];
 		uint64_t value = 0;
 
+		at = i % LW_ENTRIES;
+		for (j = 0, d = 0; j < LW_ENTRIES; j++)
+			e[j] = (struct waitvar_waitv_entry){
+				.id = j == at ? w->id : w->decoys[d++],
+				.op = WAITVAR_OP_EQ,
+				.operand = j == at ? (uint64_t)i : UINT64_MAX,
+			};
 		atomic_store(&w->round, i);
-		ret = waitvar_waitv(w->fd, &e, 1, WAITVAR_MODE_INTERRUPTIBLE, WAITVAR_WAIT_TIMEOUT,
-				    LW_TIMEOUT_NS, &value);
-		if (ret || value != (uint64_t)i) {
+		ret = waitvar_waitv(w->fd, e, LW_ENTRIES, WAITVAR_MODE_INTERRUPTIBLE,
+				    WAITVAR_WAIT_TIMEOUT, LW_TIMEOUT_NS, &value);
+		if (ret != at || value != (uint64_t)i) {
 			w->failed_round = i;
 			w->ret = ret;
 			w->value = value;
@@ -894,6 +908,8 @@ static void check_no_lost_wakeup(struct __test_metadata *_metadata, int fd, uint
 	int i, spins, ret = 0;
 
 	ASSERT_EQ(0, waitvar_create(fd, 0, lock, &w.id));
+	ASSERT_EQ(0, waitvar_create(fd, 0, 0, &w.decoys[0]));
+	ASSERT_EQ(0, waitvar_create(fd, 0, lock, &w.decoys[1]));
 	ASSERT_EQ(0, pthread_create(&w.thread, NULL, lw_main, &w));
 	for (i = 1; i <= LW_ROUNDS && !ret; i++) {
 		deadline = now_ns() + 10000 * NSEC_PER_MSEC;
@@ -910,11 +926,19 @@ static void check_no_lost_wakeup(struct __test_metadata *_metadata, int fd, uint
 	pthread_join(w.thread, NULL);
 	EXPECT_EQ(0, ret) TH_LOG("SET %d: %s", i - 1, strerror(-ret));
 	EXPECT_EQ(0, w.failed_round)
-		TH_LOG("round %d: WAITV returned %d (%s), value %llu: the SET's wake was lost",
-		       w.failed_round, w.ret, strerror(-w.ret), (unsigned long long)w.value);
+		TH_LOG("round %d: WAITV returned %d (want index %d), value %llu: the SET's wake "
+		       "was lost, or another entry held", w.failed_round, w.ret,
+		       w.failed_round % LW_ENTRIES, (unsigned long long)w.value);
 	EXPECT_EQ(LW_ROUNDS, atomic_load(&w.round));
 	ASSERT_EQ(0, waitvar_stats(fd, w.id, &st));
 	EXPECT_EQ(0U, st.timeouts);
+	/* Each round's WAITV counted once, on the target and on both decoys. */
+	EXPECT_EQ((uint64_t)LW_ROUNDS, st.waits);
+	for (i = 0; i < LW_ENTRIES - 1; i++) {
+		ASSERT_EQ(0, waitvar_stats(fd, w.decoys[i], &st));
+		EXPECT_EQ((uint64_t)LW_ROUNDS, st.waits) TH_LOG("decoy %d", i);
+		EXPECT_EQ(0U, st.timeouts) TH_LOG("decoy %d", i);
+	}
 }
 
 TEST_F_TIMEOUT(wakeup, set_never_loses_a_waitv_wakeup_on_a_spinlock_variable, 150)
