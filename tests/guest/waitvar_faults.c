@@ -1303,6 +1303,8 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 	long long capped = uninterruptible_timeout_ns(1 * SEC_NS), t0;
 	struct waiter w[4], s;
 	struct vwaiter v = {}, sv = {};
+	long v_sleeps, sv_sleeps;
+	bool asleep;
 	struct summary now, with_c;
 	struct waitvar_stats st;
 	struct peer child;
@@ -1342,13 +1344,21 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 	v.timeout_ns = CLOSE_WAIT_NS;
 	ASSERT_EQ(0, pthread_create(&v.thread, NULL, vwaiter_main, &v));
 	ASSERT_TRUE(thread_sleeps_in(&v.tid, &v.done, 'S'));
+	v_sleeps = task_asleep_count(getpid(), atomic_load(&v.tid), 'S');
+	ASSERT_LE(0, v_sleeps);
 	ASSERT_EQ(3U, wait_stat(self->fd[1], id[0], waiters, 3U));
 
+	/*
+	 * close() runs the file's flush synchronously: a wake from it would
+	 * leave its waiter runnable, or asleep once more, when close() returns.
+	 */
 	ASSERT_EQ(0, close(self->fd[0]));
 	self->fd[0] = -1;
-	usleep(300 * 1000);
-	EXPECT_EQ(0, count_done(w, 4)) TH_LOG("close() ended a wait on its file");
-	EXPECT_EQ(0, atomic_load(&v.done)) TH_LOG("close() ended a WAITV on its file");
+	for (i = 0; i < 4; i++)
+		EXPECT_TRUE(waiter_not_woken(&w[i], w[i].mode == WAITVAR_MODE_KILLABLE ? 'D' : 'S'))
+			TH_LOG("close() woke waiter %d on its file", i);
+	EXPECT_TRUE(thread_not_woken(&v.tid, &v.done, v_sleeps))
+		TH_LOG("close() woke a WAITV on its file");
 	ASSERT_EQ(0, waitvar_stats(self->fd[1], id[0], &st));
 	EXPECT_EQ(3U, st.waiters);
 	ASSERT_EQ(0, waitvar_stats(self->fd[1], id[1], &st));
@@ -1390,13 +1400,15 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 	ASSERT_EQ(0, pthread_create(&sv.thread, NULL, vwaiter_main, &sv));
 	ASSERT_TRUE(waiter_sleeps(&s));
 	ASSERT_TRUE(thread_sleeps_in(&sv.tid, &sv.done, 'S'));
+	sv_sleeps = task_asleep_count(getpid(), atomic_load(&sv.tid), 'S');
+	ASSERT_LE(0, sv_sleeps);
 	ASSERT_TRUE(read_summary(&with_c));
 	ASSERT_EQ(0, close(self->fd[2]));
 	self->fd[2] = -1;
-	usleep(200 * 1000);
+	asleep = waiter_not_woken(&s, 'S') && thread_not_woken(&sv.tid, &sv.done, sv_sleeps);
+	/* Decided only while the waits' own timeouts cannot have woken them. */
 	if (now_ns() < t0 + CLOSE_SHORT_NS) {
-		EXPECT_FALSE(atomic_load(&s.done) || atomic_load(&sv.done))
-			TH_LOG("closing the only descriptor ended a wait in flight");
+		EXPECT_TRUE(asleep) TH_LOG("closing the only descriptor woke a wait in flight");
 		ASSERT_TRUE(read_summary(&now));
 		EXPECT_EQ(with_c.files, now.files) TH_LOG("the file went while ioctls were in flight");
 		EXPECT_EQ(with_c.waiters, now.waiters);

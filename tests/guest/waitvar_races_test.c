@@ -271,13 +271,12 @@ FIXTURE_TEARDOWN(undo_race)
 
 /* How long the driver holds a made id before it writes it back, and when B acts. */
 #define RACE_DELAY_MS 1500
-#define RACE_B_AFTER_MS 400
 
 struct undo_race_ctx {
 	bool named;		/* A's command: NAMED_CREATE of @mine, else CREATE */
 	const char *victim, *mine;
 	int fd;
-	atomic_int a_done;
+	atomic_int a_tid, a_done;
 	int a_ret;
 };
 
@@ -286,6 +285,7 @@ static void *race_a_main(void *data)
 {
 	struct undo_race_ctx *r = data;
 
+	atomic_store(&r->a_tid, gettid());
 	if (r->named) {
 		struct waitvar_named arg = named_arg(r->mine, 1, 0600);
 
@@ -318,10 +318,12 @@ static int undo_race_child(struct peer *parent, void *arg)
 	r->fd = waitvar_open();
 	CHILD_CHECK(r->fd >= 0, "open /dev/waitvar");
 	CHILD_CHECK(!pthread_create(&a, NULL, race_a_main, r), "thread");
-	usleep(RACE_B_AFTER_MS * 1000);
-	CHILD_CHECK(!atomic_load(&r->a_done),
-		    "A returned (%d) within %d ms: test_copyout_delay_ms did not hold its result",
-		    r->a_ret, RACE_B_AFTER_MS);
+	/* A holds its result in msleep(): asleep in D, its sleep count still. */
+	CHILD_CHECK(thread_sleeps_in(&r->a_tid, &r->a_done, 'D') &&
+		    task_asleep_count(getpid(), atomic_load(&r->a_tid), 'D') >= 0 &&
+		    !atomic_load(&r->a_done),
+		    "A returned (%d) or never slept: test_copyout_delay_ms did not hold its result",
+		    r->a_ret);
 	/*
 	 * Thread B, this one: A's id is not known, so B tries every id the
 	 * file may hold (FEATURES' max_vars_per_file); none may be usable yet.
@@ -334,6 +336,8 @@ static int undo_race_child(struct peer *parent, void *arg)
 			break;
 	}
 	open_ret = waitvar_named_open(r->fd, r->victim, &b_id);
+	CHILD_CHECK(!atomic_load(&r->a_done),
+		    "A returned before B's destroys and open were done: the race was not run");
 	pthread_join(a, NULL);
 	get_ret = open_ret ? open_ret : waitvar_get(r->fd, b_id, &value);
 	mine_ret = waitvar_named_open(r->fd, r->mine, &id);
