@@ -117,8 +117,9 @@ struct waitvar_timeout {
 };
 
 /*
- * Round up, and add the partial tick we start in, so that -ETIMEDOUT never
- * comes before the time has passed; no time at all is a single check.
+ * Whole ticks plus two, the partial one and the one the wait starts in, so
+ * that -ETIMEDOUT never comes before the time has passed; no time at all is
+ * a single check.
  */
 static long waitvar_ns_to_jiffies(u64 ns)
 {
