@@ -137,6 +137,9 @@ static void check_hammer(struct __test_metadata *_metadata, int fd, uint32_t loc
 	 * A wait that slept ends with one wakeup that finds its condition
 	 * true: the watcher's one, and one per round wait that slept.
 	 */
+	ASSERT_LE(st.spurious + 1, st.woken) TH_LOG("woken %llu, spurious %llu",
+						   (unsigned long long)st.woken,
+						   (unsigned long long)st.spurious);
 	EXPECT_LE((uint64_t)HAMMER_ROUNDS, st.woken - st.spurious - 1)
 		TH_LOG("%llu round waits slept in %d rounds",
 		       (unsigned long long)(st.woken - st.spurious - 1), HAMMER_ROUNDS);
