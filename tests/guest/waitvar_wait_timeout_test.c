@@ -191,16 +191,22 @@ TEST_F(wait_timeout, relative_timeout_wait_returns_eintr_even_with_sa_restart)
 
 #define JIFFY_SAMPLES 11
 
-/* Spins until CLOCK_MONOTONIC_COARSE moves (a tick), then @ns more. */
+/* CLOCK_MONOTONIC_COARSE: the time of the last tick, in ns. */
+static long long coarse_ns(void)
+{
+	struct timespec c;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &c);
+	return c.tv_sec * 1000 * NSEC_PER_MSEC + c.tv_nsec;
+}
+
+/* Spins until a tick moves CLOCK_MONOTONIC_COARSE, then @ns more. */
 static void after_a_tick(long long ns)
 {
-	struct timespec c0, c;
-	long long end;
+	long long c0 = coarse_ns(), end;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &c0);
-	do
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &c);
-	while (c.tv_sec == c0.tv_sec && c.tv_nsec == c0.tv_nsec);
+	while (coarse_ns() == c0)
+		;
 	end = now_ns() + ns;
 	while (now_ns() < end)
 		;
@@ -208,16 +214,19 @@ static void after_a_tick(long long ns)
 
 /*
  * A jiffies wait of two and a half ticks is four jiffies (whole ticks plus
- * two): it never ends before its timeout, and from a start late in a tick
- * it ends within its fourth tick.  Started at eleven points across a tick,
- * the shortest must be under four ticks (rounded up past the rule, it would
- * be over) and none under the timeout three times running (rounded down to
- * three, the ones started late in a tick would be, every time).
+ * two), and the timer wheel fires a timer one tick past its expiry (it
+ * rounds every expiry up to its level's granularity), so the wait ends at
+ * the fifth tick after the one it started in: counted on the coarse clock,
+ * which moves at each tick, five ticks, or more if the waiter ran late.
+ * Started at eleven points across a tick, the fewest must be exactly five
+ * (a tick more or less in the rounding moves every one of them), and no
+ * wait may end before its timeout.
  */
 TEST_F(wait_timeout, jiffies_timeout_is_whole_ticks_plus_two)
 {
+	long long tick, timeout, start, c_start, elapsed;
 	struct timespec res;
-	long long tick, timeout, start, elapsed, shortest;
+	long ticks, fewest;
 	uint32_t id = 0;
 
 	ASSERT_EQ(0, clock_getres(CLOCK_MONOTONIC_COARSE, &res));
@@ -229,38 +238,30 @@ TEST_F(wait_timeout, jiffies_timeout_is_whole_ticks_plus_two)
 		uint32_t flags = WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES;
 		int ret;
 
-		shortest = LLONG_MAX;
+		fewest = LONG_MAX;
 		for (int k = 0; k < JIFFY_SAMPLES; k++) {
-			/*
-			 * A tick that comes late leaves jiffies behind the clock
-			 * once in a while: short three times at one phase is the
-			 * rounding, not that.
-			 */
-			for (int tries = 0; tries < 3; tries++) {
-				after_a_tick(k * tick / JIFFY_SAMPLES);
-				start = now_ns();
-				if (waitv)
-					ret = waitvar_waitv(self->fd, &e, 1, 0, flags, timeout,
-							    NULL);
-				else
-					ret = waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1, 0,
-							   flags, timeout, NULL);
-				elapsed = now_ns() - start;
-				EXPECT_EQ(-ETIMEDOUT, ret);
-				if (elapsed >= timeout)
-					break;
-			}
+			after_a_tick(k * tick / JIFFY_SAMPLES);
+			c_start = coarse_ns();
+			start = now_ns();
+			if (waitv)
+				ret = waitvar_waitv(self->fd, &e, 1, 0, flags, timeout, NULL);
+			else
+				ret = waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1, 0, flags,
+						   timeout, NULL);
+			elapsed = now_ns() - start;
+			ticks = (coarse_ns() - c_start + tick / 2) / tick;
+			EXPECT_EQ(-ETIMEDOUT, ret);
 			EXPECT_GE(elapsed, timeout)
 				TH_LOG("%s started %d/%d into a tick: %lld us of %lld (tick %lld us)",
 				       waitv ? "WAITV" : "WAIT", k, JIFFY_SAMPLES, elapsed / 1000,
 				       timeout / 1000, tick / 1000);
-			if (elapsed < shortest)
-				shortest = elapsed;
+			if (ticks < fewest)
+				fewest = ticks;
 		}
-		EXPECT_LT(shortest, 4 * tick)
-			TH_LOG("%s: the shortest of %d waits took %lld us, four ticks are %lld us",
-			       waitv ? "WAITV" : "WAIT", JIFFY_SAMPLES, shortest / 1000,
-			       4 * tick / 1000);
+		EXPECT_EQ(5, fewest)
+			TH_LOG("%s: the shortest of %d waits of %lld us spanned %ld ticks of %lld us, not 4 jiffies and the wheel's one",
+			       waitv ? "WAITV" : "WAIT", JIFFY_SAMPLES, timeout / 1000, fewest,
+			       tick / 1000);
 	}
 }
 
