@@ -271,6 +271,8 @@ FIXTURE_TEARDOWN(undo_race)
 
 /* How long the driver holds a made id before it writes it back, and when B acts. */
 #define RACE_DELAY_MS 1500
+/* max_vars_per_file meanwhile: A's variable, B's victim, A's name reopened. */
+#define RACE_IDS 4
 
 struct undo_race_ctx {
 	bool named;		/* A's command: NAMED_CREATE of @mine, else CREATE */
@@ -335,9 +337,13 @@ static int undo_race_child(struct peer *parent, void *arg)
 		if (destroy_ret != -ENOENT)
 			break;
 	}
-	open_ret = waitvar_named_open(r->fd, r->victim, &b_id);
+	/*
+	 * B's open takes its id at once, then is held in the same copy-out
+	 * delay: it must start while A is still held, or nothing raced.
+	 */
 	CHILD_CHECK(!atomic_load(&r->a_done),
-		    "A returned before B's destroys and open were done: the race was not run");
+		    "A returned before B's destroys were done: the race was not run");
+	open_ret = waitvar_named_open(r->fd, r->victim, &b_id);
 	pthread_join(a, NULL);
 	get_ret = open_ret ? open_ret : waitvar_get(r->fd, b_id, &value);
 	mine_ret = waitvar_named_open(r->fd, r->mine, &id);
@@ -370,6 +376,8 @@ static void check_undo_race(struct __test_metadata *_metadata, FIXTURE_DATA(undo
 	ASSERT_EQ(0U, getuid());
 	ASSERT_EQ(0, waitvar_named_create(self->fd, self->victim, 7, 0, 0444, &root_id));
 	ASSERT_EQ(0, param_override(&self->params, "test_copyout_delay_ms", RACE_DELAY_MS));
+	/* Few ids, so that B's sweep of them ends well inside A's hold. */
+	ASSERT_EQ(0, param_override(&self->params, "max_vars_per_file", RACE_IDS));
 	EXPECT_EQ(0, run_as(UID_A, undo_race_child, &r));
 	ASSERT_EQ(0, params_restore(&self->params));
 
