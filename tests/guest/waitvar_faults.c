@@ -1354,9 +1354,11 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 	 */
 	ASSERT_EQ(0, close(self->fd[0]));
 	self->fd[0] = -1;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
+		/* Braced: an EXPECT is two statements, its log the second. */
 		EXPECT_TRUE(waiter_not_woken(&w[i], w[i].mode == WAITVAR_MODE_KILLABLE ? 'D' : 'S'))
 			TH_LOG("close() woke waiter %d on its file", i);
+	}
 	EXPECT_TRUE(thread_not_woken(&v.tid, &v.done, v_sleeps))
 		TH_LOG("close() woke a WAITV on its file");
 	ASSERT_EQ(0, waitvar_stats(self->fd[1], id[0], &st));
