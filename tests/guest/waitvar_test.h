@@ -2,9 +2,9 @@
 /*
  * Helpers shared by the /dev/waitvar test programs, which call libwaitvar
  * (one call per ioctl, 0 or -errno) directly: waiter threads whose sleep
- * can be observed, clocks, file and module-parameter access, child
- * processes running as another user, read-only arguments, and the layout
- * of the UAPI structures.
+ * can be observed, clocks, file and module-parameter access, tracefs,
+ * child processes running as another user, read-only arguments, and the
+ * layout of the UAPI structures.
  */
 #ifndef WAITVAR_TEST_H
 #define WAITVAR_TEST_H
@@ -24,6 +24,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -512,6 +514,27 @@ static inline int run_as(uid_t uid, int (*fn)(struct peer *parent, void *arg), v
 	if (peer_start(&child, uid, fn, arg))
 		return -1;
 	return peer_wait(&child, 60000);
+}
+
+/* Mounts tracefs where it belongs if it is not there; its path goes to @path. */
+static inline bool find_tracefs(char *path, size_t size)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char events[96];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(dirs); i++) {
+		snprintf(events, sizeof(events), "%s/events", dirs[i]);
+		if (!stat(events, &sb))
+			break;
+		if (i == 0 && !mount("nodev", dirs[0], "tracefs", 0, NULL) && !stat(events, &sb))
+			break;
+	}
+	if (i == ARRAY_LEN(dirs))
+		return false;
+	snprintf(path, size, "%s", dirs[i]);
+	return true;
 }
 
 /* The state letter of a task in /proc/<pid>/task/<tid>/stat, or 0. */

@@ -5,9 +5,6 @@
  * sched_var_* trace events in tracefs for a wait and the wake that ends it,
  * and for a filtered wake, which walks no queue.
  */
-#include <sys/mount.h>
-#include <sys/stat.h>
-
 #include "waitvar_test.h"
 
 /* The kernel's harness is written for -Wall; it has unused parameters. */
@@ -172,27 +169,6 @@ TEST_F(trace, stats_buckets_cover_the_table)
 	}
 	/* 200 hashed addresses: the largest falls in the table's top half. */
 	EXPECT_GE(2 * max, size) TH_LOG("largest bucket %u of %u", max, size);
-}
-
-/* Mounts tracefs where it belongs if it is not there; its path goes to @path. */
-static bool find_tracefs(char *path, size_t size)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char events[96];
-	struct stat sb;
-	size_t i;
-
-	for (i = 0; i < ARRAY_LEN(dirs); i++) {
-		snprintf(events, sizeof(events), "%s/events", dirs[i]);
-		if (!stat(events, &sb))
-			break;
-		if (i == 0 && !mount("nodev", dirs[0], "tracefs", 0, NULL) && !stat(events, &sb))
-			break;
-	}
-	if (i == ARRAY_LEN(dirs))
-		return false;
-	snprintf(path, size, "%s", dirs[i]);
-	return true;
 }
 
 /* Whether @line has the field @field ("name=value") whole, not a prefix of one. */
