@@ -283,12 +283,16 @@ static void waitvar_wake(struct waitvar_var *var)
  * Wakes the listed waiters whose condition holds now, up to @nr exclusive
  * ones (0: all), and the watches whose condition holds.  Returns how many
  * waiting tasks were woken.
+ *
+ * As on a wait queue, an exclusive waiter counts against @nr only if this
+ * wake woke it: one an earlier wake woke stays listed until it runs, and
+ * counting it again would leave the next one asleep with its condition true.
  */
 static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 {
 	struct waitvar_waiter *w;
 	u32 exclusive = 0;
-	int woken = 0;
+	int woken = 0, ret;
 
 	/* Orders the caller's update before reading the conditions. */
 	smp_mb();
@@ -301,14 +305,14 @@ static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 			waitvar_watch_notify(w->watch);
 			continue;
 		}
-		if (w->exclusive) {
-			if (nr && exclusive == nr)
-				continue;
-			exclusive++;
-		}
+		if (w->exclusive && nr && exclusive == nr)
+			continue;
 		WRITE_ONCE(w->kicked, 1);
 		/* A listed task runs nothing but its wait: this ends that sleep. */
-		woken += wake_up_process(w->task);
+		ret = wake_up_process(w->task);
+		woken += ret;
+		if (w->exclusive)
+			exclusive += ret;
 	}
 	spin_unlock(&var->waiters_lock);
 	return woken;

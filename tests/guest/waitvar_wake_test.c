@@ -6,6 +6,7 @@
  * whose parent closes one of two descriptors of the open file, or that
  * got its descriptor by SCM_RIGHTS.
  */
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -309,6 +310,51 @@ TEST_F(wake, filtered_wake_of_64_waiters_counts_those_whose_condition_holds)
 		EXPECT_EQ(0, w[i].ret);
 	}
 	EXPECT_EQ(0U, wait_stat(self->fd, id, spurious, 0U));
+}
+
+/*
+ * Two filtered WAKE_NRs of one, back to back, before the waiter the first
+ * woke has run: the second must wake the other waiter, not count the first
+ * again and leave the other asleep with its condition true.  The waiters
+ * share the waker's one CPU and the waker is SCHED_FIFO, so no woken
+ * waiter runs until the waker has made both calls.
+ */
+TEST_F(wake, back_to_back_filtered_wakes_of_one_wake_two_exclusive_waiters)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
+	cpu_set_t one, saved;
+	struct waiter w[2];
+	uint64_t value = 0;
+	uint32_t id = 0;
+	int woken[2];
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(saved), &saved));
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(one), &one));
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	for (int i = 0; i < 2; i++) {
+		/* Each inherits the one CPU. */
+		w[i] = (struct waiter){ .fd = self->fd, .id = id, .op = WAITVAR_OP_EQ,
+					.operand = 1, .flags = WAITVAR_WAIT_EXCLUSIVE };
+		ASSERT_EQ(0, waiter_start(&w[i]));
+		ASSERT_TRUE(waiter_sleeps(&w[i]));
+	}
+	/* The condition holds; no wake yet. */
+	ASSERT_EQ(0, waitvar_add(self->fd, id, 1, 0, &value));
+	ASSERT_EQ(0, pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo));
+	woken[0] = waitvar_wake_nr(self->fd, id, 1, WAITVAR_WAKE_FILTER);
+	woken[1] = waitvar_wake_nr(self->fd, id, 1, WAITVAR_WAKE_FILTER);
+	ASSERT_EQ(0, pthread_setschedparam(pthread_self(), SCHED_OTHER, &other));
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(saved), &saved));
+	EXPECT_EQ(1, woken[0]);
+	EXPECT_EQ(1, woken[1]) TH_LOG("the second wake counted the waiter the first woke");
+	if (woken[1] != 1)
+		waitvar_wake_nr(self->fd, id, 0, 0);	/* frees the one left asleep */
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
+		EXPECT_EQ(0, w[i].ret);
+	}
 }
 
 TEST_F(wake, destroy_under_64_waiters_of_every_mode_returns_eidrm)
