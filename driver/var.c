@@ -102,16 +102,25 @@ bool waitvar_permitted(struct waitvar_var *var, int may)
 		mode >>= 3;
 	if ((mode & may & 7) == may)
 		return true;
-	return ns_capable(var->user_ns, CAP_DAC_OVERRIDE);
+	return kuid_has_mapping(var->user_ns, var->uid) &&
+	       kgid_has_mapping(var->user_ns, var->gid) &&
+	       ns_capable(var->user_ns, CAP_DAC_OVERRIDE);
 }
 
-/* The variable @id of @wf, if the caller may access it as @may asks. */
+/*
+ * The variable @id of @wf, if the caller may access it as @may asks: an id
+ * still attached to a removed named variable only reports -EIDRM.
+ */
 struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may)
 {
 	struct waitvar_var *var = waitvar_var_get(wf, id);
 
 	if (!var)
 		return ERR_PTR(-ENOENT);
+	if (READ_ONCE(var->dead)) {
+		waitvar_var_put(var);
+		return ERR_PTR(-EIDRM);
+	}
 	if (var->named && !waitvar_permitted(var, may)) {
 		waitvar_var_put(var);
 		return ERR_PTR(-EACCES);

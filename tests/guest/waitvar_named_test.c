@@ -129,6 +129,50 @@ TEST_F(named, a_named_variable_outlives_its_creator_until_removed)
 	EXPECT_EQ(-EIDRM, waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 0, 0, 0, 0, NULL));
 }
 
+/*
+ * After NAMED_REMOVE, an id still attached to the variable only reports
+ * EIDRM: every command on it but DESTROY, read and update alike, and from
+ * a second file as from the remover's; DESTROY detaches it.
+ */
+TEST_F(named, an_id_of_a_removed_name_only_reports_eidrm)
+{
+	struct waitvar_waitv_entry e = { .op = WAITVAR_OP_EQ, .operand = 5 };
+	struct waitvar_stats st;
+	uint64_t value = 0;
+	uint32_t id = 0, id2 = 0;
+	int fd2, fds[2];
+
+	fd2 = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 5, 0, 0600, &id));
+	ASSERT_EQ(0, waitvar_named_open(fd2, self->name, &id2));
+	ASSERT_EQ(0, waitvar_named_remove(self->fd, self->name));
+	fds[0] = self->fd;
+	fds[1] = fd2;
+	for (int f = 0; f < 2; f++) {
+		int fd = fds[f];
+		uint32_t i = f ? id2 : id;
+
+		e.id = i;
+		TH_LOG("the %s file", f ? "second" : "remover's");
+		EXPECT_EQ(-EIDRM, waitvar_get(fd, i, &value));
+		EXPECT_EQ(-EIDRM, waitvar_set(fd, i, 6));
+		EXPECT_EQ(-EIDRM, waitvar_add(fd, i, 1, WAITVAR_ADD_WAKE, &value));
+		EXPECT_EQ(-EIDRM, waitvar_dec_and_wake(fd, i, &value));
+		EXPECT_EQ(-EIDRM, waitvar_cmpxchg(fd, i, 5, 6, &value));
+		EXPECT_EQ(-EIDRM, waitvar_wake(fd, i));
+		EXPECT_EQ(-EIDRM, waitvar_wake_nr(fd, i, 1, 0));
+		EXPECT_EQ(-EIDRM, waitvar_wake_nr(fd, i, 0, WAITVAR_WAKE_FILTER));
+		EXPECT_EQ(-EIDRM, waitvar_wait(fd, i, WAITVAR_OP_EQ, 5, 0, 0, 0, NULL));
+		EXPECT_EQ(-EIDRM, waitvar_waitv(fd, &e, 1, 0, 0, 0, NULL));
+		EXPECT_EQ(-EIDRM, waitvar_watch(fd, i, WAITVAR_OP_EQ, 5));
+		EXPECT_EQ(-EIDRM, waitvar_stats(fd, i, &st));
+		EXPECT_EQ(0, waitvar_destroy(fd, i));
+		EXPECT_EQ(-ENOENT, waitvar_get(fd, i, &value));
+	}
+	close(fd2);
+}
+
 TEST_F(named, remove_wakes_waiters_with_eidrm)
 {
 	struct waiter w[2];
@@ -323,10 +367,9 @@ TEST_F(named, mode_bits_are_honoured_for_group_and_others)
 	EXPECT_EQ((int)deny_write(), access_as(self->fd, id, self->name, self->uid, self->gid));
 	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(3U, value);
-	/* The group member may do it all, REMOVE included. */
+	/* The group member may do it all, REMOVE included: the id then only reports that. */
 	EXPECT_EQ(0, access_as(self->fd, id, self->name, self->uid, 0));
-	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
-	EXPECT_EQ(1U, value);
+	EXPECT_EQ(-EIDRM, waitvar_get(self->fd, id, &value));
 	EXPECT_EQ(-ENOENT, waitvar_named_remove(self->fd, self->name));
 	/* Others' bits, when they grant more, apply to others. */
 	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 3, 0, 0006, &id));

@@ -18,6 +18,9 @@
  *   EINVAL  a reserved, unused or out field or an unknown flag bit is not 0
  *   ENOTTY  unknown command
  *   ENOENT  no variable with this id in this file (all but CREATE)
+ *   EIDRM   the id is still attached to a removed named variable: every
+ *	     command on an id but DESTROY (which detaches it) fails so and
+ *	     changes nothing
  *
  * Per-user limits (module parameters, read by WAITVAR_IOC_FEATURES), in the
  * manner of epoll's max_user_watches: an open file is charged to the real
