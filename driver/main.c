@@ -62,6 +62,9 @@ union waitvar_ioctl_arg {
  * @func: runs it on the kernel copy of its argument
  * @commit: if set, runs once the result reached userspace
  * @undo: if set, runs if the result could not be copied out
+ * @probe: writes the argument back before running, so that a result that
+ *	cannot be copied out fails the command before it changes or wakes
+ *	anything (for the commands with nothing to undo)
  *
  * Each function is a thunk that WAITVAR_IOCTL_FN() and its siblings make
  * from a function on the command's own argument type.
@@ -71,6 +74,7 @@ struct waitvar_ioctl_desc {
 	long (*func)(struct waitvar_file *wf, void *arg, struct waitvar_call *call);
 	void (*commit)(struct waitvar_file *wf, void *arg, struct waitvar_call *call);
 	void (*undo)(struct waitvar_file *wf, void *arg, struct waitvar_call *call);
+	bool probe;
 };
 
 /*
@@ -158,13 +162,13 @@ static const struct waitvar_ioctl_desc waitvar_ioctls[] = {
 	WAITVAR_IOCTL_DEF(DESTROY, destroy),
 	WAITVAR_IOCTL_DEF(GET, get),
 	WAITVAR_IOCTL_DEF(SET, set),
-	WAITVAR_IOCTL_DEF(WAIT, wait),
+	WAITVAR_IOCTL_DEF(WAIT, wait, .probe = true),
 	WAITVAR_IOCTL_DEF(WAKE, wake),
-	WAITVAR_IOCTL_DEF(WAKE_NR, wake_nr),
-	WAITVAR_IOCTL_DEF(ADD, add),
-	WAITVAR_IOCTL_DEF(DEC_AND_WAKE, dec_and_wake),
-	WAITVAR_IOCTL_DEF(CMPXCHG, cmpxchg),
-	WAITVAR_IOCTL_DEF(WAITV, waitv),
+	WAITVAR_IOCTL_DEF(WAKE_NR, wake_nr, .probe = true),
+	WAITVAR_IOCTL_DEF(ADD, add, .probe = true),
+	WAITVAR_IOCTL_DEF(DEC_AND_WAKE, dec_and_wake, .probe = true),
+	WAITVAR_IOCTL_DEF(CMPXCHG, cmpxchg, .probe = true),
+	WAITVAR_IOCTL_DEF(WAITV, waitv, .probe = true),
 	WAITVAR_IOCTL_DEF(WATCH, watch, .commit = waitvar_fn_watch_commit,
 			  .undo = waitvar_fn_watch_undo),
 	WAITVAR_IOCTL_DEF(STATS, stats),
@@ -247,6 +251,9 @@ static long waitvar_ioctl(struct file *file, unsigned int cmd,
 		return -ENOTTY;
 
 	if (copy_from_user(&arg, up, _IOC_SIZE(cmd)))
+		return -EFAULT;
+	/* The same bytes back: only a page userspace cannot write fails. */
+	if (desc->probe && copy_to_user(up, &arg, _IOC_SIZE(cmd)))
 		return -EFAULT;
 	ret = desc->func(wf, &arg, &call);
 	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))

@@ -260,6 +260,57 @@ TEST_F(update, bad_pointer_returns_efault)
 	munmap(ro, page);
 }
 
+/*
+ * A command that changes, wakes or waits and cannot write its result back
+ * (its argument in a read-only page) fails with EFAULT before it acts: the
+ * value is unchanged, a sleeping waiter was not woken, STATS counted no
+ * wake and no wait.  Retried from a writable page, each then acts once.
+ */
+TEST_F(update, efault_from_an_update_wake_or_wait_means_nothing_happened)
+{
+	struct waiter w = { .fd = self->fd, .op = WAITVAR_OP_GE, .operand = 100 };
+	struct waitvar_waitv_entry e = { .op = WAITVAR_OP_EQ, .operand = 5 };
+	struct waitvar_add add = { .flags = WAITVAR_ADD_WAKE, .delta = 3 };
+	struct waitvar_value dec = {};
+	struct waitvar_cmpxchg cx = { .expected = 5, .desired = 9 };
+	struct waitvar_wake_nr wnr = { .nr = 0, .flags = WAITVAR_WAKE_FILTER };
+	struct waitvar_wait wait = { .op = WAITVAR_OP_EQ, .operand = 5 };
+	struct waitvar_waitv wv = { .count = 1, .entries = (uintptr_t)&e };
+	struct waitvar_stats st;
+	uint64_t value = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 5, 0, &w.id));
+	add.id = dec.id = cx.id = wnr.id = wait.id = e.id = w.id;
+	ASSERT_EQ(0, waiter_start(&w));
+	ASSERT_TRUE(waiter_sleeps(&w));
+
+	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_ADD, &add, sizeof(add)));
+	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_DEC_AND_WAKE, &dec, sizeof(dec)));
+	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_CMPXCHG, &cx, sizeof(cx)));
+	ASSERT_EQ(0, waitvar_get(self->fd, w.id, &value));
+	EXPECT_EQ(5U, value) TH_LOG("an update that returned EFAULT was applied");
+	/* The waiter's condition holds for none of these; make it hold. */
+	ASSERT_EQ(0, waitvar_add(self->fd, w.id, 100, 0, &value));
+	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_WAKE_NR, &wnr, sizeof(wnr)));
+	wait.operand = wait.operand + 100;
+	e.operand = e.operand + 100;
+	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_WAIT, &wait, sizeof(wait)));
+	EXPECT_EQ(-EFAULT, ioctl_ro(self->fd, WAITVAR_IOC_WAITV, &wv, sizeof(wv)));
+	ASSERT_EQ(0, waitvar_stats(self->fd, w.id, &st));
+	/* No wake: the ADD of 100 asked for none. */
+	EXPECT_EQ(0U, st.wakes) TH_LOG("a wake that returned EFAULT woke");
+	EXPECT_EQ(1U, st.waits) TH_LOG("a wait that returned EFAULT ran");
+	EXPECT_EQ(0, atomic_load(&w.done));
+
+	/* From a writable page each acts once. */
+	ASSERT_EQ(0, ioctl(self->fd, WAITVAR_IOC_WAKE_NR, &wnr));
+	EXPECT_EQ(1U, wnr.woken);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	ASSERT_EQ(0, ioctl(self->fd, WAITVAR_IOC_ADD, &add));
+	EXPECT_EQ(108U, add.value);
+}
+
 TEST_F(update, unknown_id_returns_enoent)
 {
 	static const uint32_t ids[] = { 0, 12345, UINT32_MAX };

@@ -14,7 +14,12 @@
  * Errors common to every command:
  *   EFAULT  the argument pointer is not readable or writable; a command
  *	     that made something (CREATE, NAMED_*, WATCH) and cannot write
- *	     its result back undoes exactly what it made
+ *	     its result back undoes exactly what it made; one that changes,
+ *	     wakes or waits (ADD, DEC_AND_WAKE, CMPXCHG, WAKE_NR, WAIT,
+ *	     WAITV) writes its argument back unchanged first and fails
+ *	     before acting if it cannot, so an EFAULT from it means nothing
+ *	     happened, unless the argument's page was made unwritable while
+ *	     the command ran
  *   EINVAL  a reserved, unused or out field or an unknown flag bit is not 0
  *   ENOTTY  unknown command
  *   ENOENT  no variable with this id in this file (all but CREATE)
