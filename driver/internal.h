@@ -195,6 +195,8 @@ struct waitvar_var {
  * struct waitvar_file - one open file of /dev/waitvar
  * @vars: id -> struct waitvar_var; reserved (loads NULL) while a new id
  *	is on its way to userspace
+ * @next_id: where the cyclic search for the next free id starts, under
+ *	@vars' lock
  * @user: the opener's counters, a reference held
  * @serial: names its debugfs file
  * @owner: tgid of the opener
@@ -203,6 +205,7 @@ struct waitvar_var {
  */
 struct waitvar_file {
 	struct xarray vars;
+	u32 next_id;
 	struct waitvar_user *user;
 	unsigned int serial;
 	pid_t owner;

@@ -131,14 +131,20 @@ struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may)
 /*
  * Reserves an id of @wf: nobody can see or take it until waitvar_publish()
  * stores the call's variable in it or waitvar_unreserve() gives it back.
+ * Ids are handed out cyclically, as pids are: a freed id comes back only
+ * after every other one up to max_vars_per_file, so a stale id does not
+ * at once name the next variable made.
  */
 int waitvar_reserve(struct waitvar_file *wf, u32 *id)
 {
 	int ret;
 
-	ret = xa_alloc(&wf->vars, id, NULL, XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
-		       GFP_KERNEL_ACCOUNT);
-	return ret == -EBUSY ? -ENOSPC : ret;
+	ret = xa_alloc_cyclic(&wf->vars, id, NULL, XA_LIMIT(1, READ_ONCE(max_vars_per_file)),
+			      &wf->next_id, GFP_KERNEL_ACCOUNT);
+	if (ret == -EBUSY)
+		return -ENOSPC;
+	/* 1: the search wrapped, which is not an error. */
+	return ret < 0 ? ret : 0;
 }
 
 /* The id reached userspace: the call's reference becomes the file's. */

@@ -17,6 +17,7 @@
 
 FIXTURE(update) {
 	int fd;
+	struct saved_params params;
 };
 
 FIXTURE_SETUP(update)
@@ -28,6 +29,7 @@ FIXTURE_SETUP(update)
 FIXTURE_TEARDOWN(update)
 {
 	close(self->fd);
+	params_restore(&self->params);
 }
 
 TEST_F(update, create_then_get_returns_initial_value)
@@ -213,6 +215,39 @@ TEST_F(update, per_file_limit_returns_enospc)
 	ASSERT_EQ(0, waitvar_destroy(self->fd, last));
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
 	ASSERT_EQ(-ENOSPC, waitvar_create(self->fd, 0, 0, &id));
+}
+
+/*
+ * Ids are handed out cyclically: a destroyed variable's id names nothing
+ * (ENOENT) when the next variable is made, and comes back only after
+ * every other id up to max_vars_per_file has been handed out.
+ */
+TEST_F(update, a_destroyed_id_comes_back_only_after_every_other)
+{
+	uint32_t first = 0, id = 0, seen[4];
+	uint64_t value = 0;
+	int fd;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 1, 0, &first));
+	ASSERT_EQ(0, waitvar_destroy(self->fd, first));
+	ASSERT_EQ(0, waitvar_create(self->fd, 2, 0, &id));
+	EXPECT_NE(first, id) TH_LOG("id %u was handed out again at once", first);
+	EXPECT_EQ(-ENOENT, waitvar_get(self->fd, first, &value));
+
+	/* A file of its own, so that no other id is held: 4 ids, then the first again. */
+	ASSERT_EQ(0, param_override(&self->params, "max_vars_per_file", 4));
+	fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, waitvar_create(fd, i, 0, &seen[i]));
+		ASSERT_EQ(0, waitvar_destroy(fd, seen[i]));
+		for (int j = 0; j < i; j++)
+			EXPECT_NE(seen[j], seen[i]) TH_LOG("create %d reused id %u", i, seen[i]);
+	}
+	ASSERT_EQ(0, waitvar_create(fd, 9, 0, &id));
+	EXPECT_EQ(seen[0], id) TH_LOG("with 4 ids, the fifth create took %u, not %u", id,
+				      seen[0]);
+	close(fd);
 }
 
 TEST_F(update, unknown_command_returns_enotty)

@@ -73,7 +73,8 @@
 /**
  * struct waitvar_create - argument of WAITVAR_IOC_CREATE
  * @value: in: initial value
- * @id: out: id of the new variable, never 0; in: must be 0
+ * @id: out: id of the new variable, from 1 to max_vars_per_file (as the
+ *	parameter was then); in: must be 0
  * @flags: WAITVAR_CREATE_* bits
  * @reserved: must be 0
  *
@@ -84,7 +85,10 @@
  * form); WAIT on it takes no WAITVAR_WAIT_EXCLUSIVE and no
  * WAITVAR_MODE_IO.
  * The id becomes usable, and visible to the file's other threads, only
- * once it has been written back, as the call returns.
+ * once it has been written back, as the call returns.  Ids (CREATE's and
+ * NAMED_CREATE's and NAMED_OPEN's alike) are handed out cyclically, as
+ * pids are: a freed id is handed out again only after every other id up
+ * to max_vars_per_file has been.
  * Errors: EINVAL for both lock flags, ENOSPC when the file already holds
  * max_vars_per_file variables or the user max_user_vars, ENOMEM.
  */
