@@ -560,6 +560,13 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 			ret = PTR_ERR(vw[got].w.var);
 			goto put;
 		}
+		/* As WAIT: a lock-protected variable has no IO variant. */
+		if (vw[got].w.var->lock_kind != WAITVAR_LOCK_NONE &&
+		    arg->mode == WAITVAR_MODE_IO) {
+			waitvar_var_put(vw[got].w.var);
+			ret = -EINVAL;
+			goto put;
+		}
 		vw[got].w.op = e[got].op;
 		vw[got].w.operand = e[got].operand;
 		vw[got].w.task = current;

@@ -31,6 +31,8 @@ FIXTURE_TEARDOWN(locked)
 static void check_locked_var_wait(struct __test_metadata *_metadata, int fd, uint32_t lock)
 {
 	struct waiter w = { .fd = fd, .op = WAITVAR_OP_EQ, .operand = 2 };
+	struct waitvar_waitv_entry e[2] = { { .op = WAITVAR_OP_EQ, .operand = 1 },
+					    { .op = WAITVAR_OP_EQ, .operand = 1 } };
 	uint64_t value = 0;
 
 	ASSERT_EQ(0, waitvar_create(fd, 0, lock, &w.id));
@@ -39,6 +41,13 @@ static void check_locked_var_wait(struct __test_metadata *_metadata, int fd, uin
 					WAITVAR_WAIT_EXCLUSIVE, 0, NULL));
 	EXPECT_EQ(-EINVAL, waitvar_wait(fd, w.id, WAITVAR_OP_EQ, 0,
 					WAITVAR_MODE_IO, WAITVAR_WAIT_TIMEOUT, 1000, NULL));
+	/* WAITV refuses io as WAIT does, for a locked variable among plain ones. */
+	ASSERT_EQ(0, waitvar_create(fd, 0, 0, &e[0].id));
+	e[1].id = w.id;
+	EXPECT_EQ(-EINVAL, waitvar_waitv(fd, e, 2, WAITVAR_MODE_IO, WAITVAR_WAIT_TIMEOUT, 1000,
+					 NULL));
+	EXPECT_EQ(-ETIMEDOUT, waitvar_waitv(fd, e, 1, WAITVAR_MODE_IO, WAITVAR_WAIT_TIMEOUT, 1000,
+					    NULL));
 	EXPECT_EQ(-ETIMEDOUT, waitvar_wait(fd, w.id, WAITVAR_OP_EQ, 1, WAITVAR_MODE_UNINTERRUPTIBLE,
 					   WAITVAR_WAIT_TIMEOUT, 20 * NSEC_PER_MSEC, NULL));
 	EXPECT_EQ(-ETIMEDOUT, waitvar_wait(fd, w.id, WAITVAR_OP_EQ, 1, WAITVAR_MODE_KILLABLE,

@@ -82,8 +82,8 @@
  * caller's memory cgroup.  A lock-protected variable is changed under its
  * lock, woken with wake_up_var_locked(), and its waiters test their
  * condition under the lock (wait_var_event_any_lock() and its timed
- * form); WAIT on it takes no WAITVAR_WAIT_EXCLUSIVE and no
- * WAITVAR_MODE_IO.
+ * form); WAIT on it takes no WAITVAR_WAIT_EXCLUSIVE, and neither WAIT nor
+ * WAITV takes WAITVAR_MODE_IO.
  * The id becomes usable, and visible to the file's other threads, only
  * once it has been written back, as the call returns.  Ids (CREATE's and
  * NAMED_CREATE's and NAMED_OPEN's alike) are handed out cyclically, as
@@ -271,7 +271,8 @@ struct waitvar_waitv_entry {
  * variables are read without their locks.  Modes, timeouts, limits and
  * signals work as for WAITVAR_IOC_WAIT.
  * Errors: EINVAL for a bad @count, @op or @mode, an entry's nonzero
- * flags or reserved field, or a flag or timeout WAIT would refuse; ENOENT
+ * flags or reserved field, a flag or timeout WAIT would refuse, or
+ * WAITVAR_MODE_IO with a lock-protected variable (as WAIT); ENOENT
  * if an entry names no variable; EFAULT for @entries; ENOSPC as for WAIT;
  * ETIMEDOUT, EINTR; EIDRM if a variable is destroyed while waiting.
  */
