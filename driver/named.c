@@ -35,14 +35,16 @@ static LIST_HEAD(waitvar_names);
 static unsigned int waitvar_nr_named;
 
 /*
- * A name is "/" and 1 to WAITVAR_NAME_MAX - 2 of [A-Za-z0-9._-].  The
- * kernel's isalnum() also takes Latin-1 letters (0xc0 to 0xff): ASCII only.
+ * A name is "/" and 1 to WAITVAR_NAME_MAX - 2 of [A-Za-z0-9._-], then
+ * zeros to the end of the field.  The kernel's isalnum() also takes
+ * Latin-1 letters (0xc0 to 0xff): ASCII only.
  */
 static bool waitvar_name_ok(const char *name)
 {
 	size_t len = strnlen(name, WAITVAR_NAME_MAX), i;
 
-	if (len < 2 || len == WAITVAR_NAME_MAX || name[0] != '/')
+	if (len < 2 || len == WAITVAR_NAME_MAX || name[0] != '/' ||
+	    memchr_inv(name + len, 0, WAITVAR_NAME_MAX - len))
 		return false;
 	for (i = 1; i < len; i++)
 		if (!isascii(name[i]) || (!isalnum(name[i]) && !strchr("._-", name[i])))

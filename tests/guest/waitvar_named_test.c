@@ -224,6 +224,19 @@ TEST_F(named, bad_names_and_fields_return_the_documented_errno)
 	EXPECT_EQ(-EINVAL, named_raw(self->fd, WAITVAR_IOC_NAMED_OPEN, self->name, 1, 0, 0, &id));
 	EXPECT_EQ(-EINVAL, named_raw(self->fd, WAITVAR_IOC_NAMED_REMOVE, self->name, 0, 0, 0600,
 				     NULL));
+	/* The bytes after the name's NUL must be 0, for every command. */
+	memset(&arg, 0, sizeof(arg));
+	memcpy(arg.name, self->name, strlen(self->name));
+	arg.name[sizeof(arg.name) - 1] = 'x';
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_NAMED_OPEN, &arg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_NAMED_REMOVE, &arg));
+	EXPECT_EQ(EINVAL, errno);
+	arg.mode = 0600;
+	arg.name[1] = 'Z';
+	EXPECT_EQ(-1, ioctl(self->fd, WAITVAR_IOC_NAMED_CREATE, &arg));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, waitvar_named_remove(self->fd, self->name));
 }
 
 /* Drops to uid @uid, gid @gid, no supplementary groups; _exit()s on failure. */

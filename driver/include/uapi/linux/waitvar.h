@@ -423,7 +423,8 @@ struct waitvar_cmpxchg {
 
 /**
  * struct waitvar_named - argument of WAITVAR_IOC_NAMED_CREATE, _OPEN, _REMOVE
- * @name: "/" and 1 to 62 characters of [A-Za-z0-9._-], NUL-terminated
+ * @name: "/" and 1 to 62 characters of [A-Za-z0-9._-], then NUL bytes
+ *	to the end of the field
  * @value: CREATE: in: initial value; otherwise must be 0
  * @flags: CREATE: WAITVAR_CREATE_* bits; otherwise must be 0
  * @mode: CREATE: in: permission bits (0 to 0777) for the caller's fsuid
