@@ -84,15 +84,20 @@ void waitvar_user_put(struct waitvar_user *user)
 	kfree(user);
 }
 
-/* Takes @n of @what from @user's allowance: 0, or -ENOSPC and nothing. */
+/*
+ * Takes @n of @what from @user's allowance: 0, or -ENOSPC and nothing.
+ * The count moves only when the charge fits, so a charge that fails never
+ * shows, even for a moment, to another of the same user.
+ */
 int waitvar_charge(struct waitvar_user *user, enum waitvar_charge what, unsigned int n)
 {
 	unsigned int limit = waitvar_user_limit(what);
+	int old = atomic_read(&user->count[what]);
 
-	if ((unsigned int)atomic_add_return(n, &user->count[what]) > limit) {
-		atomic_sub(n, &user->count[what]);
-		return -ENOSPC;
-	}
+	do {
+		if (n > limit || (unsigned int)old > limit - n)
+			return -ENOSPC;
+	} while (!atomic_try_cmpxchg(&user->count[what], &old, old + n));
 	return 0;
 }
 

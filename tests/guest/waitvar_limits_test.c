@@ -785,6 +785,74 @@ TEST_F(limits, max_vars_per_file_still_bounds_each_file)
 	close(fd2);
 }
 
+/* A thread whose WAITVs of two entries never fit a limit of one waiter. */
+struct over_limit {
+	int fd;
+	struct waitvar_waitv_entry e[2];
+	atomic_int stop;
+	atomic_long tries;
+	atomic_long other;	/* results other than ENOSPC */
+};
+
+static void *over_limit_main(void *data)
+{
+	struct over_limit *o = data;
+
+	while (!atomic_load(&o->stop)) {
+		if (waitvar_waitv(o->fd, o->e, 2, 0, WAITVAR_WAIT_TIMEOUT, 0, NULL) != -ENOSPC)
+			atomic_fetch_add(&o->other, 1);
+		atomic_fetch_add(&o->tries, 1);
+	}
+	return NULL;
+}
+
+#define FIT_TRIES 40000
+
+/*
+ * A charge that cannot fit fails without touching the count: with
+ * max_user_waiters 1, a thread's WAITVs of two entries fail with ENOSPC
+ * over and over, and the WAITs of one that the caller makes meanwhile all
+ * fit.  A charge that added, checked and took itself back would, for that
+ * moment, fail the WAITs that fit.
+ */
+TEST_F(limits, a_charge_over_the_limit_never_fails_one_that_fits)
+{
+	struct over_limit o = { .fd = self->fd,
+				.e = { { .op = WAITVAR_OP_EQ, .operand = 1 },
+				       { .op = WAITVAR_OP_EQ, .operand = 1 } } };
+	long spurious = 0, tries_before;
+	pthread_t thread;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &o.e[0].id));
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &o.e[1].id));
+	ASSERT_EQ(0, param_override(&self->params, "max_user_waiters", 1));
+	/* Alone, the one-waiter WAIT fits: no other waiter of this user is held. */
+	ASSERT_EQ(-ETIMEDOUT, waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1, 0,
+					   WAITVAR_WAIT_TIMEOUT, 0, NULL));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, over_limit_main, &o));
+	while (atomic_load(&o.tries) < 100)
+		;
+	tries_before = atomic_load(&o.tries);
+	for (int i = 0; i < FIT_TRIES; i++) {
+		int ret = waitvar_wait(self->fd, id, WAITVAR_OP_EQ, 1, 0, WAITVAR_WAIT_TIMEOUT, 0,
+				       NULL);
+
+		if (ret == -ENOSPC)
+			spurious++;
+		else
+			ASSERT_EQ(-ETIMEDOUT, ret);
+	}
+	/* The other thread ran all along. */
+	EXPECT_LT(tries_before + 1000, atomic_load(&o.tries));
+	atomic_store(&o.stop, 1);
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	EXPECT_EQ(0, atomic_load(&o.other));
+	EXPECT_EQ(0, spurious) TH_LOG("%ld of %d WAITs that fit failed with ENOSPC beside %ld WAITVs that did not",
+				      spurious, FIT_TRIES, atomic_load(&o.tries));
+}
+
 /* 5. The cap on IO and UNINTERRUPTIBLE waits */
 
 #define CAP_MS 500
