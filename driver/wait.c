@@ -110,6 +110,7 @@ struct waitvar_timeout {
 	bool restart;		/* a signal may restart the call */
 	bool coarse;		/* WAITVAR_WAIT_JIFFIES */
 	u64 ns;			/* from now, on CLOCK_MONOTONIC */
+	u64 end_ns;		/* a relative timeout's end, ktime_get_ns() */
 	long jiffies;
 	clockid_t clock;	/* of expires */
 	enum hrtimer_mode hmode; /* relative or absolute expires */
@@ -151,6 +152,8 @@ static int waitvar_parse_timeout(u32 flags, u32 mode, u64 timeout_ns,
 	if (kind == WAITVAR_WAIT_TIMEOUT) {
 		t->restart = false;
 		t->ns = timeout_ns;
+		t->end_ns = ktime_get_ns();
+		t->end_ns += min(timeout_ns, U64_MAX - t->end_ns);
 		t->hmode = HRTIMER_MODE_REL;
 		t->expires = when;
 	} else {
@@ -223,11 +226,28 @@ static unsigned int waitvar_mode_state(u32 mode)
 }
 
 /*
+ * A relative timeout cut short by a signal: what is left of it, to be
+ * written back to the caller's timeout_ns, and -ERESTARTNOHAND, so that a
+ * stop and continue, or a signal without a handler, restarts the call for
+ * the time left, and one with a handler gets -EINTR (as select() does).
+ * No restart block: its function would point into the module, which may
+ * be gone by the time the task runs again.
+ */
+static long waitvar_restart_relative(const struct waitvar_timeout *t, u64 *timeout_ns)
+{
+	u64 now = ktime_get_ns();
+
+	*timeout_ns = t->end_ns > now ? t->end_ns - now : 0;
+	return -ERESTARTNOHAND;
+}
+
+/*
  * Turns what a wait_var_event() variant returned into 0 or an errno: the
  * jiffies variants return 0 on timeout and the jiffies left otherwise, the
- * hrtimer ones 0 or -ETIME.
+ * hrtimer ones 0 or -ETIME.  A signal ends a wait with a relative timeout
+ * as waitvar_restart_relative() says, updating @timeout_ns.
  */
-static long waitvar_wait_result(long ret, const struct waitvar_timeout *t)
+static long waitvar_wait_result(long ret, const struct waitvar_timeout *t, u64 *timeout_ns)
 {
 	if (t->timed && t->coarse) {
 		if (!ret)
@@ -238,7 +258,7 @@ static long waitvar_wait_result(long ret, const struct waitvar_timeout *t)
 	if (ret == -ETIME)
 		return -ETIMEDOUT;
 	if (ret == -ERESTARTSYS && !t->restart)
-		return -EINTR;
+		return waitvar_restart_relative(t, timeout_ns);
 	return ret;
 }
 
@@ -373,7 +393,7 @@ long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 
 	atomic64_inc(&w.var->stats.waits);
 	waitvar_list_waiter(&w);
-	ret = waitvar_wait_result(waitvar_sleep(&w, arg->mode, &t), &t);
+	ret = waitvar_wait_result(waitvar_sleep(&w, arg->mode, &t), &t, &arg->timeout_ns);
 	waitvar_unlist_waiter(&w);
 	waitvar_account_end(w.var, ret);
 	if (ret && w.evals > 2) {
@@ -587,7 +607,7 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 	}
 	ret = waitvar_waitv_sleep(vw, got, arg->mode, t, &index);
 	if (ret == -ERESTARTSYS && !t->restart)
-		ret = -EINTR;
+		ret = waitvar_restart_relative(t, &arg->timeout_ns);
 	for (i = 0; i < got; i++) {
 		waitvar_unlist_waiter(&vw[i].w);
 		waitvar_account_end(vw[i].w.var, ret);

@@ -198,6 +198,170 @@ TEST_F(wait_timeout, relative_timeout_wait_returns_eintr_even_with_sa_restart)
 	}
 }
 
+/*
+ * A child process's WAIT (or one-entry WAITV) with a relative timeout of
+ * @timeout_ns; its exit status is the call's errno (0: success), 100 if it
+ * timed out before its timeout.
+ */
+static pid_t timed_wait_child(int fd, uint32_t id, long long timeout_ns, bool waitv)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct waitvar_waitv_entry e = { .id = id, .op = WAITVAR_OP_EQ, .operand = 1 };
+		long long start = now_ns();
+		int ret;
+
+		if (waitv)
+			ret = waitvar_waitv(fd, &e, 1, 0, WAITVAR_WAIT_TIMEOUT, timeout_ns, NULL);
+		else
+			ret = waitvar_wait(fd, id, WAITVAR_OP_EQ, 1, 0, WAITVAR_WAIT_TIMEOUT,
+					   timeout_ns, NULL);
+		if (ret == -ETIMEDOUT && now_ns() - start < timeout_ns)
+			_exit(100);
+		_exit(ret < 0 ? -ret : 0);
+	}
+	return pid;
+}
+
+/* Waits up to 10 s for STATS of @id to count @waits waits, and @pid to sleep in S. */
+static bool child_waits(int fd, uint32_t id, pid_t pid, uint64_t waits)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	struct waitvar_stats st;
+
+	while (now_ns() < deadline) {
+		if (!waitvar_stats(fd, id, &st) && st.waits == waits && st.waiters == 1 &&
+		    task_state(pid, pid) == 'S')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* SIGSTOP, then SIGCONT, to @pid, each seen by waitpid(); false if it exited. */
+static bool stop_and_continue(pid_t pid)
+{
+	int status;
+
+	if (kill(pid, SIGSTOP) || waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status))
+		return false;
+	if (kill(pid, SIGCONT) || waitpid(pid, &status, WCONTINUED) != pid ||
+	    !WIFCONTINUED(status))
+		return false;
+	return true;
+}
+
+/*
+ * Job control does not end a wait with a relative timeout: stopped and
+ * continued (SIGSTOP, SIGCONT, no handler), a child's WAIT or WAITV is
+ * restarted, as STATS shows (a second wait, one signal, asleep again),
+ * and then ends as it would have: with 0 when the condition comes to hold,
+ * with ETIMEDOUT, no sooner than its timeout, when it does not.
+ */
+TEST_F(wait_timeout, stop_and_continue_resume_a_relative_timeout_wait)
+{
+	struct waitvar_stats st;
+	int status;
+
+	for (int waitv = 0; waitv < 2; waitv++) {
+		for (int times_out = 0; times_out < 2; times_out++) {
+			long long timeout = (times_out ? 5000 : 60000) * NSEC_PER_MSEC;
+			uint32_t id = 0;
+			pid_t pid;
+
+			ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+			pid = timed_wait_child(self->fd, id, timeout, waitv);
+			ASSERT_LT(0, pid);
+			ASSERT_TRUE(child_waits(self->fd, id, pid, 1));
+			ASSERT_TRUE(stop_and_continue(pid));
+			EXPECT_TRUE(child_waits(self->fd, id, pid, 2))
+				TH_LOG("%s: the wait did not go on after SIGCONT",
+				       waitv ? "WAITV" : "WAIT");
+			if (!times_out)
+				ASSERT_EQ(0, waitvar_set(self->fd, id, 1));
+			ASSERT_EQ(pid, waitpid(pid, &status, 0));
+			ASSERT_TRUE(WIFEXITED(status));
+			EXPECT_EQ(times_out ? ETIMEDOUT : 0, WEXITSTATUS(status))
+				TH_LOG("%s%s: the child's wait ended with status %d",
+				       waitv ? "WAITV" : "WAIT",
+				       times_out ? ", timing out" : "", WEXITSTATUS(status));
+			ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+			EXPECT_EQ(1U, st.signals);
+		}
+	}
+}
+
+struct raw_timed_wait {
+	int fd;
+	uint32_t id;
+	bool waitv;
+	struct waitvar_waitv_entry e;
+	struct waitvar_wait wait;
+	struct waitvar_waitv wv;
+	atomic_int tid;
+	long long start, returned;
+	int ret;
+};
+
+static void *raw_timed_wait_main(void *data)
+{
+	struct raw_timed_wait *r = data;
+
+	atomic_store(&r->tid, gettid());
+	r->start = now_ns();
+	if (r->waitv)
+		r->ret = ioctl(r->fd, WAITVAR_IOC_WAITV, &r->wv) ? -errno : 0;
+	else
+		r->ret = ioctl(r->fd, WAITVAR_IOC_WAIT, &r->wait) ? -errno : 0;
+	r->returned = now_ns();
+	return NULL;
+}
+
+/*
+ * A handler (no SA_RESTART) ends a relative timeout wait with EINTR, and
+ * the argument's timeout_ns then holds the time it had left: no more than
+ * the timeout less the time it was seen asleep before the signal, no less
+ * than the timeout less the whole call.
+ */
+TEST_F(wait_timeout, eintr_leaves_the_time_left_in_timeout_ns)
+{
+	const long long timeout = 60000 * NSEC_PER_MSEC;
+
+	ASSERT_EQ(0, handle_sigusr1(0));
+	for (int waitv = 0; waitv < 2; waitv++) {
+		struct raw_timed_wait r = { .fd = self->fd, .waitv = waitv };
+		long long asleep, signalled, left;
+		pthread_t thread;
+
+		ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &r.id));
+		r.e = (struct waitvar_waitv_entry){ .id = r.id, .op = WAITVAR_OP_EQ, .operand = 1 };
+		r.wait = (struct waitvar_wait){ .id = r.id, .op = WAITVAR_OP_EQ, .operand = 1,
+						.flags = WAITVAR_WAIT_TIMEOUT,
+						.timeout_ns = timeout };
+		r.wv = (struct waitvar_waitv){ .entries = (uintptr_t)&r.e, .count = 1,
+					       .flags = WAITVAR_WAIT_TIMEOUT,
+					       .timeout_ns = timeout };
+		ASSERT_EQ(0, pthread_create(&thread, NULL, raw_timed_wait_main, &r));
+		while (!atomic_load(&r.tid))
+			;
+		ASSERT_TRUE(task_sleeps_in(getpid(), atomic_load(&r.tid), 'S'));
+		asleep = now_ns();
+		usleep(200 * 1000);	/* time to take off the timeout; no verdict on it */
+		signalled = now_ns();
+		pthread_kill(thread, SIGUSR1);
+		ASSERT_EQ(0, pthread_join(thread, NULL));
+		ASSERT_EQ(-EINTR, r.ret);
+		left = waitv ? (long long)r.wv.timeout_ns : (long long)r.wait.timeout_ns;
+		EXPECT_GE(timeout - (signalled - asleep), left)
+			TH_LOG("%s: %lld ns left of %lld, %lld ns after it was seen asleep",
+			       waitv ? "WAITV" : "WAIT", left, timeout, signalled - asleep);
+		EXPECT_LE(timeout - (r.returned - r.start), left)
+			TH_LOG("%s: %lld ns left of %lld after a call of %lld ns",
+			       waitv ? "WAITV" : "WAIT", left, timeout, r.returned - r.start);
+	}
+}
+
 #define JIFFY_SAMPLES 11
 
 /* CLOCK_MONOTONIC_COARSE: the time of the last tick, in ns. */

@@ -209,12 +209,19 @@ enum waitvar_mode {
  * timeout, which the driver cannot read).  Every mode sleeps freezable: a
  * task asleep here does not keep suspend or the cgroup v1 freezer from freezing
  * it, and the wait goes on once it is thawed (a wait the freezer catches
- * running may return as after a signal; the cgroup v2 freezer ends only
- * INTERRUPTIBLE sleeps, that way).
+ * running, and an INTERRUPTIBLE one the cgroup v2 freezer stops, is
+ * restarted as after a signal that runs no handler).
  * Signals: a wait with no timeout or with a deadline is restarted after a
- * handler installed with SA_RESTART, and fails with EINTR otherwise; a wait
- * with a relative timeout always fails with EINTR, since restarting it
- * would start the timeout again.
+ * handler installed with SA_RESTART, and fails with EINTR otherwise.  A
+ * wait with a relative timeout (WAITVAR_SEM_RESTART_LEFT) writes the time
+ * it has left into @timeout_ns, as select() does with its timeout, and
+ * goes on for that time after a stop and continue (SIGSTOP, or SIGTSTP
+ * with no handler, then SIGCONT) or anything else that interrupts it
+ * without running a handler; after a handler, SA_RESTART or not, it fails
+ * with EINTR and @timeout_ns holds the time that was left, so a caller
+ * that retries with the same argument waits no longer than it asked.
+ * STATS counts each restart as one more wait, and its interruption as a
+ * signal.
  * Errors: EINVAL for an unknown @op or @mode, two timeout kinds,
  * WAITVAR_WAIT_JIFFIES without a timeout kind, IO or
  * UNINTERRUPTIBLE without a timeout or with one (plus the raised timer
@@ -485,6 +492,7 @@ struct waitvar_list {
 #define WAITVAR_SEM_BUCKET_PRIVILEGED	0x8U	/* STATS hides @bucket */
 #define WAITVAR_SEM_TEST_HOOKS		0x10U	/* test delay points built in */
 #define WAITVAR_SEM_HRTIMER		0x20U	/* hrtimer timeouts, REALTIME follows */
+#define WAITVAR_SEM_RESTART_LEFT	0x40U	/* relative waits restart, time left */
 
 /**
  * struct waitvar_features - argument of WAITVAR_IOC_FEATURES
