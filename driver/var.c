@@ -91,9 +91,15 @@ static struct waitvar_var *waitvar_var_get(struct waitvar_file *wf, u32 id)
 	return var;
 }
 
-/* Named variables: mode bits for owner, group and others; DAC override wins. */
+/*
+ * Named variables: mode bits for owner, group and others; then, as for an
+ * inode (capable_wrt_inode_uidgid()), CAP_DAC_OVERRIDE in the caller's
+ * user namespace, and only if that namespace maps the owner and the group:
+ * a namespace's root must not reach what a user it cannot name made.
+ */
 bool waitvar_permitted(struct waitvar_var *var, int may)
 {
+	struct user_namespace *ns = current_user_ns();
 	umode_t mode = var->mode;
 
 	if (uid_eq(current_fsuid(), var->uid))
@@ -102,9 +108,8 @@ bool waitvar_permitted(struct waitvar_var *var, int may)
 		mode >>= 3;
 	if ((mode & may & 7) == may)
 		return true;
-	return kuid_has_mapping(var->user_ns, var->uid) &&
-	       kgid_has_mapping(var->user_ns, var->gid) &&
-	       ns_capable(var->user_ns, CAP_DAC_OVERRIDE);
+	return kuid_has_mapping(ns, var->uid) && kgid_has_mapping(ns, var->gid) &&
+	       ns_capable(ns, CAP_DAC_OVERRIDE);
 }
 
 /*

@@ -1088,6 +1088,72 @@ static int userns_child(struct peer *parent, void *arg)
 	return 0;
 }
 
+/* Host uid that root of the test's user namespace maps to. */
+#define MAPPED_ROOT UID_A
+
+/*
+ * As host root in a user namespace that maps no uid of its own yet: after
+ * the parent maps the namespace's root to MAPPED_ROOT, make a 0600 name
+ * (owner: host root, unmapped there), then, as that namespace's root
+ * (mapped, every capability in it), try to open it.
+ */
+static int unmapped_owner_child(struct peer *parent, void *arg)
+{
+	const char *name = arg;
+	uint32_t id = 0;
+	int fd, ret, status;
+	pid_t pid;
+
+	CHILD_CHECK(!unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER): %s", strerror(errno));
+	CHILD_CHECK(peer_send(parent) && peer_recv(parent), "parent");
+	fd = waitvar_open();
+	CHILD_CHECK(fd >= 0, "open /dev/waitvar");
+	ret = waitvar_named_create(fd, name, 0, 0, 0600, &id);
+	CHILD_CHECK(!ret, "NAMED_CREATE as unmapped host root: %s", strerror(-ret));
+	pid = fork();
+	if (pid == 0) {
+		uint32_t id2 = 0;
+
+		if (setresuid(0, 0, 0) || getuid() != 0)
+			_exit(10);
+		ret = waitvar_named_open(fd, name, &id2);
+		_exit(ret == -EACCES ? 0 : ret ? 11 : 12);
+	}
+	CHILD_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status),
+		    "the namespace's root");
+	CHILD_CHECK(WEXITSTATUS(status) != 12,
+		    "the namespace's root opened a 0600 name whose owner it cannot map");
+	CHILD_CHECK(WEXITSTATUS(status) == 0, "the namespace's root: status %d",
+		    WEXITSTATUS(status));
+	ret = waitvar_named_remove(fd, name);
+	CHILD_CHECK(!ret, "NAMED_REMOVE by its owner: %s", strerror(-ret));
+	return 0;
+}
+
+/*
+ * CAP_DAC_OVERRIDE in a name's user namespace does not reach a name whose
+ * owner that namespace does not map (as for files): a name host root made
+ * in a container's namespace stays closed to the container's root.
+ */
+TEST_F(limits, dac_override_needs_the_owner_mapped_in_the_names_namespace)
+{
+	char name[WAITVAR_NAME_MAX], path[64], map[32];
+	struct peer child;
+	bool ready;
+
+	test_name(name, self->name, "unmapped");
+	ASSERT_EQ(0, peer_start(&child, AS_ROOT, unmapped_owner_child, name));
+	ready = peer_recv(&child);
+	if (ready) {
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", child.pid);
+		snprintf(map, sizeof(map), "0 %d 1\n", MAPPED_ROOT);
+		EXPECT_EQ(0, write_file(path, map)) TH_LOG("%s: %s", path, strerror(errno));
+		peer_send(&child);
+	}
+	EXPECT_TRUE(ready) TH_LOG("the child did not enter its user namespace");
+	EXPECT_EQ(0, peer_wait(&child, 30000));
+}
+
 TEST_F(limits, names_are_scoped_by_user_namespace)
 {
 	struct userns_ctx c = { .name = self->name };

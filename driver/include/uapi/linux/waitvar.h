@@ -55,6 +55,8 @@
  * one is neither seen nor found from another.  Commands on such an id check
  * the caller's access each time: GET, WAIT, WAITV, WATCH and STATS need read
  * permission, the updates and wakes write permission (EACCES otherwise);
+ * CAP_DAC_OVERRIDE in the caller's user namespace grants both, as it does
+ * for a file, only if that namespace maps the name's owner and group.
  * DESTROY only detaches the id.
  */
 #ifndef _UAPI_LINUX_WAITVAR_H
