@@ -371,6 +371,7 @@ host_checks() {
 	"$TOP/tests/host/test-ktap-verdict.sh"
 	"$TOP/tests/host/test-lib.sh"
 	"$TOP/tests/host/test-run-usage.sh"
+	"$TOP/tests/host/test-cache-lock.sh"
 	"$TOP/tests/host/test-apply-patch.sh"
 	"$TOP/tests/host/test-bench-report.sh"
 	"$TOP/tests/host/test-mutate.sh"
@@ -765,6 +766,9 @@ cmd_clean() {
 		echo "run.sh: $CACHE has no .waitvar-cache marker: not removing it" >&2
 		exit "$EX_USAGE"
 	fi
+	# Not under another run's build.
+	exec 9>"$CACHE/.build.lock"
+	take_cache_lock 9
 	case $CLEAN_PART in
 	'') rm -rf "$CACHE" ;;
 	kernel) rm -rf "$CACHE/kernel" ;;
@@ -909,6 +913,9 @@ main() {
 	. "$TOP/harness/arch/$ARCH.sh"
 	mkdir -p "$CACHE"
 	touch "$CACHE/.waitvar-cache"
+	# One build at a time per cache; guests of earlier runs boot from copies.
+	exec 9>"$CACHE/.build.lock"
+	take_cache_lock 9
 	kernel_ccache_env
 	kernel_plan
 	device_plan
@@ -916,11 +923,13 @@ main() {
 	new_run_dir
 	echo "waitvar $COMMAND: arch $ARCH, tree $TREE_NAME, kernel config $CONFIG, logs in $RUN_DIR" >&2
 
-	# One build at a time per cache; guests of earlier runs may still be up.
-	exec 9>"$CACHE/.build.lock"
-	flock -w 3600 9 || { echo "run.sh: another run.sh holds $CACHE/.build.lock" >&2; exit "$EX_HARNESS"; }
 	build_all
-	flock -u 9
+	# mutate rebuilds and re-stages in the cache all along: it keeps it.
+	# Any other run boots from copies of its own, and frees the cache.
+	if [ "$COMMAND" != mutate ]; then
+		[ "$COMMAND" = build ] || snapshot_boot_files
+		release_cache_lock 9
+	fi
 	# For --matrix: the cache is free for the next cell's background build.
 	touch "$RUN_DIR/built"
 	"cmd_$COMMAND"

@@ -109,6 +109,22 @@ count_suites() {
 	wc -l <"$STAGE/suites"
 }
 
+# snapshot_boot_files: copies of the stage and the kernel image in the run's
+# folder, taken under the cache's lock, for the guest to boot from and read:
+# another run may rebuild and re-stage this cell as soon as the lock is
+# free, and must not change them under this run's guest.  They go when the
+# run ends.
+snapshot_boot_files() {
+	BOOT_DIR=$RUN_DIR/boot
+	rm -rf "$BOOT_DIR"
+	mkdir -p "$BOOT_DIR"
+	trap 'rm -rf "$BOOT_DIR"' EXIT
+	cp -a "$STAGE" "$BOOT_DIR/stage"
+	cp "$KBUILD/$KIMAGE" "$BOOT_DIR/kernel"
+	STAGE=$BOOT_DIR/stage
+	BOOT_KERNEL=$BOOT_DIR/kernel
+}
+
 # boot_guest MODE: boot QEMU; the console goes to $RUN_DIR/console.log
 # (or to the terminal for 'shell'); the guest writes into $RUN_DIR/guest.
 # Sets QEMU_RC (124: host timeout).
@@ -120,7 +136,7 @@ boot_guest() {
 	append+=" init=/sbin/waitvar-init waitvar.mode=$mode waitvar.timeout=$TIMEOUT"
 	[ -z "$KCMDLINE" ] || append+=" $KCMDLINE"
 	local qemu=("$QEMU" "${QEMU_MACHINE[@]}" -no-reboot -nic none
-		-kernel "$KBUILD/$KIMAGE"
+		-kernel "${BOOT_KERNEL:-$KBUILD/$KIMAGE}"
 		-drive "file=$ROOTFS_IMAGE,format=raw,if=virtio,snapshot=on"
 		-virtfs "local,path=$STAGE,mount_tag=waitvar,security_model=none,readonly=on"
 		-virtfs "local,path=$out,mount_tag=waitvar-out,security_model=none")

@@ -132,3 +132,35 @@ step() {
 	fi
 	printf 'ok %4ss  %s\n' $((SECONDS - t0)) "$(tail -n 1 "$log" | cut -c1-60)" >&2
 }
+
+# take_cache_lock FD: the cache's lock, on FD (open on $CACHE/.build.lock).
+# Free, it is taken at once; held by another run, this says which and waits
+# up to $WAITVAR_LOCK_WAIT seconds (default 3600; 0: refuse at once), then
+# exits $EX_HARNESS.  The holder is written to $CACHE/.build.lock.holder.
+take_cache_lock() {
+	local fd=$1 wait=${WAITVAR_LOCK_WAIT:-3600} holder
+	if [[ ! $wait =~ ^[0-9]+$ ]]; then
+		echo "run.sh: WAITVAR_LOCK_WAIT must be a number of seconds, not '$wait'" >&2
+		exit "$EX_USAGE"
+	fi
+	if ! flock -n "$fd"; then
+		holder=$(cat "$CACHE/.build.lock.holder" 2>/dev/null) || holder='a run.sh'
+		if [ "$wait" = 0 ]; then
+			echo "run.sh: the cache $CACHE is in use by $holder; not waiting (WAITVAR_LOCK_WAIT=0)" >&2
+			exit "$EX_HARNESS"
+		fi
+		echo "run.sh: the cache $CACHE is in use by $holder; waiting up to ${wait}s" >&2
+		if ! flock -w "$wait" "$fd"; then
+			echo "run.sh: the cache $CACHE is still in use by $holder after ${wait}s; giving up" >&2
+			exit "$EX_HARNESS"
+		fi
+	fi
+	echo "pid $$ (./run.sh $COMMAND --arch $ARCH --config $CONFIG, since $(date '+%F %T'))" \
+		>"$CACHE/.build.lock.holder"
+}
+
+# release_cache_lock FD: lets the next run in.
+release_cache_lock() {
+	: >"$CACHE/.build.lock.holder"
+	flock -u "$1"
+}
