@@ -39,12 +39,17 @@
  *
  * Locks, outer to inner:
  *   waitvar_names_lock -> the xarray's lock, the hashed wait-queue lock,
- *	waitvar_users_lock
- *   a variable's spinlock or mutex -> the hashed wait-queue lock
- *   the hashed wait-queue lock -> a WATCH descriptor's poll queue lock
+ *	a variable's waiters_lock, waitvar_users_lock
+ *   a variable's spinlock or mutex -> the hashed wait-queue lock, its
+ *	waiters_lock
  *   a variable's waiters_lock -> a WATCH descriptor's poll queue lock
- * waiters_lock is taken with no other lock of the driver held, and
+ * No other lock of the driver is taken under waiters_lock, and
  * waitvar_files_lock (debugfs) is never held with waitvar_names_lock.
+ *
+ * WATCH descriptors are listed on their variable only, never on the
+ * shared hashed queues (whose every wake walks every entry with
+ * interrupts off): each wake of a variable, whatever command made it,
+ * also walks its watches (waitvar_notify_watches()).
  *
  * Ordering.  Every update stores the value before it wakes.  With a lock,
  * the store and wake_up_var_locked() both happen under it; without, a full
@@ -91,7 +96,8 @@ struct user_namespace;
 /**
  * enum waitvar_charge - what a user's limits count
  * @WAITVAR_CHARGE_VARS: variables that exist (max_user_vars)
- * @WAITVAR_CHARGE_WAITERS: entries on the shared wait queues (max_user_waiters)
+ * @WAITVAR_CHARGE_WAITERS: waiters listed on variables: a WAIT, each WAITV
+ *	entry, a WATCH descriptor (max_user_waiters)
  * @WAITVAR_CHARGE_NAMES: names (max_user_names)
  * @WAITVAR_NR_CHARGES: how many
  */
@@ -153,9 +159,12 @@ struct waitvar_counters {
  * @dead: ended: its waiters return -EIDRM
  * @spin: WAITVAR_LOCK_SPIN: protects @value
  * @mutex: WAITVAR_LOCK_MUTEX: protects @value
- * @waiters_lock: protects @waiters and @nr_waiters
- * @waiters: struct waitvar_waiter.node of each waiter and WATCH descriptor
- * @nr_waiters: length of @waiters
+ * @waiters_lock: protects @waiters, @watches and the two counts
+ * @waiters: struct waitvar_waiter.node of each task in WAIT or WAITV
+ * @watches: struct waitvar_waiter.node of each WATCH descriptor
+ * @nr_waiters: length of @waiters and @watches together
+ * @nr_watches: length of @watches; read without the lock by
+ *	waitvar_notify_watches()
  * @stats: counters
  * @ref: see "References" above
  * @rcu: frees it
@@ -175,9 +184,11 @@ struct waitvar_var {
 	bool dead;
 	spinlock_t spin;		/* protects value (WAITVAR_LOCK_SPIN) */
 	struct mutex mutex;		/* protects value (WAITVAR_LOCK_MUTEX) */
-	spinlock_t waiters_lock;	/* protects waiters, nr_waiters */
+	spinlock_t waiters_lock;	/* protects waiters, watches, the counts */
 	struct list_head waiters;
+	struct list_head watches;
 	unsigned int nr_waiters;
+	unsigned int nr_watches;
 	struct waitvar_counters stats;
 	struct kref ref;
 	struct rcu_head rcu;
@@ -217,7 +228,7 @@ struct waitvar_watch_file;
 
 /**
  * struct waitvar_waiter - one condition on one variable, listed on it
- * @node: on @var's waiters, under its waiters_lock
+ * @node: on @var's waiters (a task) or watches, under its waiters_lock
  * @var: the variable, a reference held
  * @task: the waiting task; NULL for a WATCH descriptor
  * @watch: the WATCH descriptor; NULL for a task

@@ -20,7 +20,7 @@ MODULE_PARM_DESC(max_user_vars, "Most variables one user's files may hold");
 static unsigned int max_user_waiters = 4096;
 module_param(max_user_waiters, uint, 0644);
 MODULE_PARM_DESC(max_user_waiters,
-		 "Most entries one user's waits and WATCH descriptors may keep on the shared wait queues");
+		 "Most waiters (WAITs, WAITV entries, WATCH descriptors) one user's files may hold");
 
 static unsigned int max_user_names = 128;
 module_param(max_user_names, uint, 0644);

@@ -57,6 +57,7 @@ struct waitvar_var *waitvar_var_new(struct waitvar_user *owner, u64 value, u32 f
 	mutex_init(&var->mutex);
 	spin_lock_init(&var->waiters_lock);
 	INIT_LIST_HEAD(&var->waiters);
+	INIT_LIST_HEAD(&var->watches);
 	INIT_LIST_HEAD(&var->name_node);
 	kref_init(&var->ref);
 	return var;
@@ -167,6 +168,8 @@ void waitvar_unreserve(struct waitvar_file *wf, u32 id, struct waitvar_call *cal
 		waitvar_var_put(call->var);
 }
 
+static void waitvar_notify_watches(struct waitvar_var *var);
+
 /* Ends a variable: every waiter sees -EIDRM, exclusive ones included. */
 void waitvar_var_end(struct waitvar_var *var)
 {
@@ -174,6 +177,7 @@ void waitvar_var_end(struct waitvar_var *var)
 	/* Orders the store before wake_up_var_all()'s waiter check. */
 	smp_mb();
 	wake_up_var_all(&var->value);
+	waitvar_notify_watches(var);
 }
 
 /*
@@ -240,7 +244,12 @@ void waitvar_list_waiter(struct waitvar_waiter *w)
 	struct waitvar_var *var = w->var;
 
 	spin_lock(&var->waiters_lock);
-	list_add_tail(&w->node, &var->waiters);
+	if (w->watch) {
+		list_add_tail(&w->node, &var->watches);
+		WRITE_ONCE(var->nr_watches, var->nr_watches + 1);
+	} else {
+		list_add_tail(&w->node, &var->waiters);
+	}
 	var->nr_waiters++;
 	spin_unlock(&var->waiters_lock);
 }
@@ -252,6 +261,32 @@ void waitvar_unlist_waiter(struct waitvar_waiter *w)
 	spin_lock(&var->waiters_lock);
 	list_del(&w->node);
 	var->nr_waiters--;
+	if (w->watch)
+		WRITE_ONCE(var->nr_watches, var->nr_watches - 1);
+	spin_unlock(&var->waiters_lock);
+}
+
+/* Tells each of @var's WATCH descriptors of a wake; waiters_lock held. */
+static void __waitvar_notify_watches(struct waitvar_var *var)
+{
+	struct waitvar_waiter *w;
+
+	list_for_each_entry(w, &var->watches, node)
+		waitvar_watch_notify(w->watch);
+}
+
+/*
+ * Tells @var's WATCH descriptors of a wake: they are not on the shared
+ * hashed queues, so every wake of the variable also comes here.  The
+ * caller's update and a full barrier come first (waitvar_ioctl_watch()
+ * has the pairing one).
+ */
+static void waitvar_notify_watches(struct waitvar_var *var)
+{
+	if (!READ_ONCE(var->nr_watches))
+		return;
+	spin_lock(&var->waiters_lock);
+	__waitvar_notify_watches(var);
 	spin_unlock(&var->waiters_lock);
 }
 
@@ -297,6 +332,7 @@ static void waitvar_wake(struct waitvar_var *var)
 		wake_up_var(&var->value);
 		break;
 	}
+	waitvar_notify_watches(var);
 }
 
 /*
@@ -318,13 +354,10 @@ static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 	smp_mb();
 	atomic64_inc(&var->stats.wakes);
 	spin_lock(&var->waiters_lock);
+	__waitvar_notify_watches(var);
 	list_for_each_entry(w, &var->waiters, node) {
 		if (!waitvar_holds(w))
 			continue;
-		if (w->watch) {
-			waitvar_watch_notify(w->watch);
-			continue;
-		}
 		if (w->exclusive && nr && exclusive == nr)
 			continue;
 		WRITE_ONCE(w->kicked, 1);
@@ -504,6 +537,7 @@ long waitvar_ioctl_wake_nr(struct waitvar_file *wf, struct waitvar_wake_nr *arg)
 		/* No update to order here: the waiters recheck what is there. */
 		woken = arg->nr ? wake_up_var_nr(&var->value, arg->nr) :
 				  wake_up_var_all(&var->value);
+		waitvar_notify_watches(var);
 	}
 	waitvar_var_put(var);
 	arg->woken = woken;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/waitvar WATCH descriptors: each keeps an entry of its own on the
- * variable's hashed wait queue, whose wake function tests the condition in
- * the waker and wakes the descriptor's poll queue.  Rules: internal.h.
+ * /dev/waitvar WATCH descriptors: each is listed on its variable, not on
+ * the kernel's shared hashed wait queues, and every wake of the variable
+ * tests its condition and wakes the descriptor's poll queue
+ * (waitvar_notify_watches()).  Rules: internal.h.
  */
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
@@ -12,46 +13,31 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/wait_bit.h>
 
 #include "internal.h"
 
 /**
  * struct waitvar_watch_file - a WATCH descriptor's private data
  * @w: its condition, listed on the variable
- * @wbq: its entry on the variable's hashed wait queue; wakes @pollq
  * @pollq: where poll() and read() wait
  * @user: charged one waiter until release, a reference held
  */
 struct waitvar_watch_file {
 	struct waitvar_waiter w;
-	struct wait_bit_queue_entry wbq;
 	wait_queue_head_t pollq;
 	struct waitvar_user *user;
 };
 
-/* @watch's condition holds: wake its poll() and read() waiters. */
+/*
+ * A wake of @watch's variable: hangup if it died, readable if the
+ * condition holds.  Called under the variable's waiters_lock.
+ */
 void waitvar_watch_notify(struct waitvar_watch_file *watch)
 {
-	wake_up_interruptible_poll(&watch->pollq, EPOLLIN | EPOLLRDNORM);
-}
-
-/* Runs in the waker, under the hashed queue's lock: no sleeping here. */
-static int waitvar_watch_wake(struct wait_queue_entry *wq_entry, unsigned int mode,
-			      int sync, void *arg)
-{
-	struct waitvar_watch_file *watch = container_of(wq_entry, struct waitvar_watch_file,
-							wbq.wq_entry);
-	struct wait_bit_key *key = arg;
-
-	if (key && (watch->wbq.key.flags != key->flags ||
-		    watch->wbq.key.bit_nr != key->bit_nr))
-		return 0;
 	if (READ_ONCE(watch->w.var->dead))
 		wake_up_interruptible_poll(&watch->pollq, EPOLLERR | EPOLLHUP);
 	else if (waitvar_holds(&watch->w))
-		waitvar_watch_notify(watch);
-	return 0;
+		wake_up_interruptible_poll(&watch->pollq, EPOLLIN | EPOLLRDNORM);
 }
 
 static __poll_t waitvar_watch_poll(struct file *file, poll_table *pt)
@@ -104,7 +90,6 @@ static int waitvar_watch_release(struct inode *inode, struct file *file)
 	struct waitvar_watch_file *watch = file->private_data;
 	struct waitvar_var *var = watch->w.var;
 
-	remove_wait_queue(__var_waitqueue(&var->value), &watch->wbq.wq_entry);
 	waitvar_unlist_waiter(&watch->w);
 	waitvar_var_put(var);
 	waitvar_uncharge(watch->user, WAITVAR_CHARGE_WAITERS, 1);
@@ -149,8 +134,6 @@ long waitvar_ioctl_watch(struct waitvar_file *wf, struct waitvar_watch *arg,
 	watch->w.operand = arg->operand;
 	watch->w.watch = watch;
 	init_waitqueue_head(&watch->pollq);
-	init_wait_var_entry(&watch->wbq, &watch->w.var->value, 0);
-	watch->wbq.wq_entry.func = waitvar_watch_wake;
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0)
@@ -163,7 +146,13 @@ long waitvar_ioctl_watch(struct waitvar_file *wf, struct waitvar_watch *arg,
 		goto fail;
 	}
 	waitvar_list_waiter(&watch->w);
-	add_wait_queue(__var_waitqueue(&watch->w.var->value), &watch->wbq.wq_entry);
+	/*
+	 * Orders the listing before the first poll()'s test, pairing with
+	 * the barrier an update has before waitvar_notify_watches() reads
+	 * nr_watches: either the update sees the watch, or the test sees
+	 * the update.
+	 */
+	smp_mb();
 	call->file = file;
 	arg->fd = fd;
 	return 0;

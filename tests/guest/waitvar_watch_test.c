@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * WATCH descriptors: readable while the condition holds, woken through
- * poll, select, epoll and a blocking read, hangup when the variable dies,
- * and their bad input.
+ * poll, select, epoll and a blocking read, by every command that wakes the
+ * variable, hangup when the variable dies, no entry on the kernel's shared
+ * wait table, and their bad input.
  */
 #include <poll.h>
 #include <sys/epoll.h>
@@ -353,6 +354,123 @@ TEST_F(watch, blocking_read_ends_with_eintr_on_a_signal)
 TEST_F(watch, blocking_read_restarts_after_an_sa_restart_handler)
 {
 	check_read_and_signal(_metadata, self->fd, true);
+}
+
+/* How many epoll events @ep has for its one descriptor, without waiting. */
+static int events_now(int ep)
+{
+	struct epoll_event ev;
+
+	return epoll_wait(ep, &ev, 1, 0);
+}
+
+/*
+ * Every command that wakes the variable tells its watches, and none that
+ * does not: an edge-triggered epoll on a watch whose condition always
+ * holds gets one event per wake (SET, ADD with WAKE, DEC_AND_WAKE to 0, a
+ * CMPXCHG that succeeds, WAKE, WAKE_NR by count and filtered) and none
+ * for ADD without WAKE, a CMPXCHG that fails, GET.
+ */
+TEST_F(watch, every_wake_of_the_variable_and_nothing_else_reaches_a_watch)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	uint64_t value = 0;
+	uint32_t id = 0;
+	int wfd, ep;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	wfd = waitvar_watch(self->fd, id, WAITVAR_OP_GE, 0);
+	ASSERT_LE(0, wfd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, wfd, &ev));
+	/* Adding it reports the level once; from here on, only edges. */
+	EXPECT_EQ(1, events_now(ep));
+	EXPECT_EQ(0, events_now(ep));
+
+	ASSERT_EQ(0, waitvar_set(self->fd, id, 2));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("SET");
+	ASSERT_EQ(0, waitvar_add(self->fd, id, 1, 0, &value));
+	EXPECT_EQ(0, events_now(ep)) TH_LOG("ADD without WAKE");
+	ASSERT_EQ(0, waitvar_add(self->fd, id, -2, WAITVAR_ADD_WAKE, &value));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("ADD with WAKE");
+	ASSERT_EQ(0, waitvar_dec_and_wake(self->fd, id, &value));
+	EXPECT_EQ(0U, value);
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("DEC_AND_WAKE to 0");
+	ASSERT_EQ(0, waitvar_cmpxchg(self->fd, id, 5, 6, &value));
+	EXPECT_EQ(0, events_now(ep)) TH_LOG("a CMPXCHG that failed");
+	ASSERT_EQ(0, waitvar_cmpxchg(self->fd, id, 0, 6, &value));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("a CMPXCHG that succeeded");
+	ASSERT_EQ(0, waitvar_get(self->fd, id, &value));
+	EXPECT_EQ(0, events_now(ep)) TH_LOG("GET");
+	ASSERT_EQ(0, waitvar_wake(self->fd, id));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("WAKE");
+	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 1, 0));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("WAKE_NR of 1");
+	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, 0));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("WAKE_NR of all");
+	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
+	EXPECT_EQ(1, events_now(ep)) TH_LOG("filtered WAKE_NR");
+	close(ep);
+	close(wfd);
+}
+
+#define TABLE_FILE	"/sys/kernel/debug/sched/bit_wait_table"
+#define MANY_WATCHES	64
+
+/* The entries of queue @bucket of the shared wait table, or -1. */
+static long bucket_entries(uint32_t bucket)
+{
+	char line[128];
+	unsigned int b;
+	long entries, found = -1;
+	FILE *f = fopen(TABLE_FILE, "r");
+
+	if (!f)
+		return -1;
+	while (found < 0 && fgets(line, sizeof(line), f))
+		if (line[0] != '#' && sscanf(line, "%u %ld", &b, &entries) == 2 && b == bucket)
+			found = entries;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A WATCH descriptor takes no entry on the kernel's shared hashed wait
+ * queues, where every wake of every wait_on_bit() user hashing there
+ * would walk it: 64 watches on a variable leave its queue's entries as
+ * they were, and still see the variable change.
+ */
+TEST_F(watch, watches_take_no_entry_on_the_shared_wait_table)
+{
+	struct waitvar_stats st;
+	long before, after;
+	int w[MANY_WATCHES];
+	uint32_t id = 0;
+
+	if (access(TABLE_FILE, R_OK))
+		SKIP(return, "no %s: this kernel has no CONFIG_SCHED_DEBUG", TABLE_FILE);
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+	ASSERT_NE(WAITVAR_BUCKET_HIDDEN, st.bucket) TH_LOG("needs CAP_SYSLOG to see the bucket");
+	before = bucket_entries(st.bucket);
+	ASSERT_LE(0, before);
+	for (int i = 0; i < MANY_WATCHES; i++) {
+		w[i] = waitvar_watch(self->fd, id, WAITVAR_OP_EQ, 1);
+		ASSERT_LE(0, w[i]);
+	}
+	after = bucket_entries(st.bucket);
+	/* The rest of the kernel may queue a waiter or two meanwhile. */
+	EXPECT_GT(before + MANY_WATCHES / 2, after)
+		TH_LOG("bucket %u: %ld entries before %d watches, %ld after", st.bucket, before,
+		       MANY_WATCHES, after);
+	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+	EXPECT_EQ((uint32_t)MANY_WATCHES, st.waiters);
+	ASSERT_EQ(0, waitvar_set(self->fd, id, 1));
+	for (int i = 0; i < MANY_WATCHES; i++) {
+		EXPECT_EQ(POLLIN | POLLRDNORM, poll_now(w[i]));
+		close(w[i]);
+	}
 }
 
 TEST_HARNESS_MAIN

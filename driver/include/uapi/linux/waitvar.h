@@ -37,7 +37,8 @@
  *   max_user_waiters  waiters the user's files hold: one per WAIT, one per
  *		       WAITV entry, one per WATCH descriptor until it is
  *		       released (on the kernel's shared hashed wait queues a
- *		       WAITV queues once per distinct variable)
+ *		       WAITV queues once per distinct variable, and a WATCH
+ *		       descriptor not at all)
  *   max_user_names    named variables the user's files created
  * and, device-wide, max_vars_per_file per open file and max_named_vars
  * names per user namespace.
