@@ -464,7 +464,7 @@ build_mutant() {
 		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
 		"$TOP/driver/" "$src/"
 	[ -z "$mut" ] || out=$("$TOP/harness/mutate.py" apply "$mut" "$src") || { echo "$out"; return 1; }
-	kmake M="$src" modules >"$RUN_DIR/build.log" 2>&1 ||
+	kmake M="$src" WAITVAR_TEST_HOOKS=y modules >"$RUN_DIR/build.log" 2>&1 ||
 		{ echo "stale: it does not build ($RUN_DIR/build.log)"; return 1; }
 }
 

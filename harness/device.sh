@@ -62,7 +62,8 @@ build_module() {
 	rsync -rl --checksum --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' \
 		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
 		"$TOP/driver/" "$MOD_BUILD/src/"
-	kmake M="$MOD_BUILD/src" W=1 KCFLAGS=-Werror modules 2>&1 | tee "$MOD_BUILD/make.log"
+	kmake M="$MOD_BUILD/src" W=1 KCFLAGS=-Werror WAITVAR_TEST_HOOKS=y modules 2>&1 |
+		tee "$MOD_BUILD/make.log"
 	if grep -iq 'warning:' "$MOD_BUILD/make.log"; then
 		echo "the module build printed warnings (W=1 must be clean)"
 		return 1
