@@ -115,7 +115,8 @@ bool waitvar_permitted(struct waitvar_var *var, int may)
 
 /*
  * The variable @id of @wf, if the caller may access it as @may asks: an id
- * still attached to a removed named variable only reports -EIDRM.
+ * still attached to a removed named variable only reports -EIDRM; one that
+ * a racing DESTROY took away reports -ENOENT, as it would a moment later.
  */
 struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may)
 {
@@ -124,8 +125,10 @@ struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may)
 	if (!var)
 		return ERR_PTR(-ENOENT);
 	if (READ_ONCE(var->dead)) {
+		int err = var->named ? -EIDRM : -ENOENT;
+
 		waitvar_var_put(var);
-		return ERR_PTR(-EIDRM);
+		return ERR_PTR(err);
 	}
 	if (var->named && !waitvar_permitted(var, may)) {
 		waitvar_var_put(var);

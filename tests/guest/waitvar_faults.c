@@ -1444,6 +1444,7 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 #define RACE_IDS 9		/* slots of hammered ids; slot 0 holds 0, never valid */
 #define RACE_HAMMERS 4
 #define RACE_NAMES 4
+#define RACE_NAMED 0x80000000u	/* in a slot: the id came from NAMED_* */
 
 enum race_op {
 	R_GET, R_SET, R_ADD, R_DEC_AND_WAKE, R_CMPXCHG, R_WAKE, R_WAKE_NR, R_WAIT, R_WAITV,
@@ -1472,7 +1473,11 @@ struct race {
 	char prefix[24];
 	long long cap_ns;	/* longest IO or UNINTERRUPTIBLE timeout */
 	atomic_int stop;
-	/* The ids the hammers pick from, each one CREATE or NAMED_* returned. */
+	/*
+	 * The ids the hammers pick from, each one CREATE or NAMED_* returned,
+	 * the latter tagged RACE_NAMED.  Ids are cyclic: a number names one
+	 * variable for the whole race.
+	 */
 	_Atomic uint32_t ids[RACE_IDS];
 	struct race_thread th[RACE_HAMMERS + 2];
 };
@@ -1496,23 +1501,41 @@ static uint32_t race_lock(struct race_thread *t)
 	return locks[race_rand(t, ARRAY_LEN(locks))];
 }
 
-/* An id of a random slot: 0, a live id, or one since destroyed. */
-static uint32_t race_id(struct race_thread *t)
+/*
+ * An id of a random slot: 0, a live id, or one since destroyed; @named
+ * (if not NULL) is set when a NAMED_* returned it.
+ */
+static uint32_t race_id(struct race_thread *t, bool *named)
 {
-	return atomic_load(&t->race->ids[race_rand(t, RACE_IDS)]);
+	uint32_t slot = atomic_load(&t->race->ids[race_rand(t, RACE_IDS)]);
+
+	if (named)
+		*named = slot & RACE_NAMED;
+	return slot & ~RACE_NAMED;
+}
+
+/*
+ * A command on a gone id: ENOENT, or EIDRM if the id was attached to a
+ * name since removed.  A DESTROY racing the command must not make it
+ * EIDRM.
+ */
+static bool race_gone(int ret, bool named)
+{
+	return ret == -ENOENT || (named && ret == -EIDRM);
 }
 
 /*
  * @id, just made, takes a random slot but 0; the id it replaces is
  * destroyed (it may be gone already): every live id is in a slot.
  */
-static void race_adopt(struct race_thread *t, uint32_t id)
+static void race_adopt(struct race_thread *t, uint32_t id, bool named)
 {
-	uint32_t old = atomic_exchange(&t->race->ids[1 + race_rand(t, RACE_IDS - 1)], id);
-	int ret = waitvar_destroy(t->race->fd, old);
+	uint32_t old = atomic_exchange(&t->race->ids[1 + race_rand(t, RACE_IDS - 1)],
+				       id | (named ? RACE_NAMED : 0));
+	int ret = waitvar_destroy(t->race->fd, old & ~RACE_NAMED);
 
 	if (ret && ret != -ENOENT)
-		race_bad(t, "DESTROY of a replaced id", old, ret);
+		race_bad(t, "DESTROY of a replaced id", old & ~RACE_NAMED, ret);
 }
 
 /* A relative timeout of 1 to 5 ms, within the uninterruptible cap. */
@@ -1528,7 +1551,8 @@ static void race_op(struct race_thread *t, enum race_op op)
 {
 	struct race *r = t->race;
 	struct waitvar_waitv_entry e[4];
-	uint32_t id = race_id(t), nid = 0, mode, flags, n, i;
+	bool named;
+	uint32_t id = race_id(t, &named), nid = 0, mode, flags, n, i;
 	const char *what = race_op_names[op];
 	struct waitvar_stats st;
 	struct pollfd pfd;
@@ -1564,7 +1588,7 @@ static void race_op(struct race_thread *t, enum race_op op)
 	case R_WAKE_NR:
 		ret = waitvar_wake_nr(r->fd, id, race_rand(t, 3),
 				      race_rand(t, 2) ? WAITVAR_WAKE_FILTER : 0);
-		if (ret != -ENOENT && ret < 0)
+		if (ret < 0 && !race_gone(ret, named))
 			race_bad(t, what, id, ret);
 		return;
 	case R_WAIT:
@@ -1572,7 +1596,10 @@ static void race_op(struct race_thread *t, enum race_op op)
 		flags = WAITVAR_WAIT_TIMEOUT | (race_rand(t, 4) ? 0 : WAITVAR_WAIT_EXCLUSIVE);
 		ret = waitvar_wait(r->fd, id, race_rand(t, WAITVAR_OP_COUNT), race_rand(t, 3), mode,
 				   flags, race_timeout(t), &v);
-		/* EINVAL: EXCLUSIVE or IO on what is, right now, a lock-protected variable. */
+		/*
+		 * EIDRM: destroyed while waiting.  EINVAL: EXCLUSIVE or IO on
+		 * what is, right now, a lock-protected variable.
+		 */
 		if (ret && ret != -ENOENT && ret != -ETIMEDOUT && ret != -EIDRM &&
 		    !(ret == -EINVAL && (mode == WAITVAR_MODE_IO || (flags & WAITVAR_WAIT_EXCLUSIVE))))
 			race_bad(t, what, id, ret);
@@ -1580,19 +1607,21 @@ static void race_op(struct race_thread *t, enum race_op op)
 	case R_WAITV:
 		n = 1 + race_rand(t, 4);
 		for (i = 0; i < n; i++)
-			e[i] = (struct waitvar_waitv_entry){ .id = i ? race_id(t) : id,
+			e[i] = (struct waitvar_waitv_entry){ .id = i ? race_id(t, NULL) : id,
 							     .op = race_rand(t, WAITVAR_OP_COUNT),
 							     .operand = race_rand(t, 3) };
-		ret = waitvar_waitv(r->fd, e, n, race_rand(t, WAITVAR_MODE_COUNT),
-				    WAITVAR_WAIT_TIMEOUT, race_timeout(t), &v);
-		if (ret < 0 && ret != -ENOENT && ret != -ETIMEDOUT && ret != -EIDRM)
+		mode = race_rand(t, WAITVAR_MODE_COUNT);
+		ret = waitvar_waitv(r->fd, e, n, mode, WAITVAR_WAIT_TIMEOUT, race_timeout(t), &v);
+		/* EIDRM: a variable destroyed while waiting; EINVAL: IO on a locked one. */
+		if (ret < 0 && ret != -ENOENT && ret != -ETIMEDOUT && ret != -EIDRM &&
+		    !(ret == -EINVAL && mode == WAITVAR_MODE_IO))
 			race_bad(t, what, id, ret);
 		if (ret >= (int)n)
 			race_bad(t, "WAITV index", id, ret);
 		return;
 	case R_WATCH:
 		w = waitvar_watch(r->fd, id, WAITVAR_OP_EQ, race_rand(t, 3));
-		if (w == -ENOENT)
+		if (race_gone(w, named))
 			return;
 		if (w < 0) {
 			race_bad(t, what, id, w);
@@ -1613,12 +1642,12 @@ static void race_op(struct race_thread *t, enum race_op op)
 		if (ret)
 			race_bad(t, what, nid, ret);
 		else
-			race_adopt(t, nid);
+			race_adopt(t, nid, false);
 		return;
 	case NR_RACE_OPS:
 		return;
 	}
-	if (ret && ret != -ENOENT)
+	if (ret && !race_gone(ret, named))
 		race_bad(t, what, id, ret);
 }
 
@@ -1643,7 +1672,7 @@ static void *destroyer_main(void *data)
 	int ret;
 
 	while (!atomic_load(&r->stop)) {
-		id = race_id(t);
+		id = race_id(t, NULL);
 		ret = waitvar_destroy(r->fd, id);
 		if (ret && ret != -ENOENT)
 			race_bad(t, "DESTROY", id, ret);
@@ -1652,7 +1681,7 @@ static void *destroyer_main(void *data)
 		if (ret)
 			race_bad(t, "CREATE", id, ret);
 		else
-			race_adopt(t, nid);
+			race_adopt(t, nid, false);
 		t->ops++;
 		if (t->ops % 8 == 0)
 			usleep(200);
@@ -1696,7 +1725,7 @@ static void *namer_main(void *data)
 			break;
 		}
 		if (id)
-			race_adopt(t, id);
+			race_adopt(t, id, true);
 		t->ops++;
 	}
 	atomic_store(&t->finished, 1);
