@@ -93,16 +93,25 @@ DEFINE_SHOW_ATTRIBUTE(waitvar_file);
 static int waitvar_summary_show(struct seq_file *m, void *unused)
 {
 	u64 vars = 0, waiters = 0, waits = 0, wakes = 0, woken = 0, spurious = 0;
+	u64 reserved = 0;
 	struct waitvar_file *wf;
 	struct waitvar_var *var;
 	unsigned int files = 0;
-	unsigned long id;
 
 	mutex_lock(&waitvar_files_lock);
 	list_for_each_entry(wf, &waitvar_files, node) {
+		XA_STATE(xas, &wf->vars, 0);
+
 		files++;
 		rcu_read_lock();
-		xa_for_each(&wf->vars, id, var) {
+		/* An id a command in flight holds loads as a zero entry. */
+		xas_for_each(&xas, var, ULONG_MAX) {
+			if (xa_is_zero(var)) {
+				reserved++;
+				continue;
+			}
+			if (xas_retry(&xas, var))
+				continue;
 			vars++;
 			waiters += READ_ONCE(var->nr_waiters);
 			waits += atomic64_read(&var->stats.waits);
@@ -113,7 +122,8 @@ static int waitvar_summary_show(struct seq_file *m, void *unused)
 		rcu_read_unlock();
 	}
 	mutex_unlock(&waitvar_files_lock);
-	seq_printf(m, "files %u\nvariables %llu\nwaiters %llu\n", files, vars, waiters);
+	seq_printf(m, "files %u\nvariables %llu\nreserved %llu\nwaiters %llu\n", files, vars,
+		   reserved, waiters);
 	seq_printf(m, "waits %llu\nwakes %llu\nwoken %llu\nspurious %llu\n",
 		   waits, wakes, woken, spurious);
 	waitvar_named_show(m);

@@ -126,9 +126,12 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 /* Writes all of @s to @path (sysfs, cgroupfs, ...); returns 0 or -1. */
 #define SUMMARY_PATH "/sys/kernel/debug/waitvar/summary"
 
-/* The device-wide counts of debugfs's waitvar/summary; -1 where unread. */
+/*
+ * The device-wide counts of debugfs's waitvar/summary; -1 where unread.
+ * @reserved: ids that commands in flight hold but have not filled.
+ */
 struct summary {
-	long files, vars, waiters, named;
+	long files, vars, waiters, named, reserved;
 };
 
 static inline bool read_summary(struct summary *s)
@@ -137,7 +140,7 @@ static inline bool read_summary(struct summary *s)
 	static char buf[16384];
 	char *line, *save = NULL;
 
-	*s = (struct summary){ -1, -1, -1, -1 };
+	*s = (struct summary){ -1, -1, -1, -1, -1 };
 	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
 		return false;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -146,8 +149,10 @@ static inline bool read_summary(struct summary *s)
 		sscanf(line, "variables %ld", &s->vars);
 		sscanf(line, "waiters %ld", &s->waiters);
 		sscanf(line, "named %ld", &s->named);
+		sscanf(line, "reserved %ld", &s->reserved);
 	}
-	return s->files >= 0 && s->vars >= 0 && s->waiters >= 0 && s->named >= 0;
+	return s->files >= 0 && s->vars >= 0 && s->waiters >= 0 && s->named >= 0 &&
+	       s->reserved >= 0;
 }
 
 /* The variables of every open file, from the summary; -1 if unread. */
