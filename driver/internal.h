@@ -89,6 +89,7 @@
 
 struct dentry;
 struct file;
+struct pid;
 struct seq_file;
 struct task_struct;
 struct user_namespace;
@@ -210,7 +211,8 @@ struct waitvar_var {
  *	@vars' lock
  * @user: the opener's counters, a reference held
  * @serial: names its debugfs file
- * @owner: tgid of the opener
+ * @owner: the opener's thread group, a reference held; debugfs shows its
+ *	number in the reader's pid namespace
  * @dentry: its debugfs file
  * @node: on the list of open files, under waitvar_files_lock
  */
@@ -219,7 +221,7 @@ struct waitvar_file {
 	u32 next_id;
 	struct waitvar_user *user;
 	unsigned int serial;
-	pid_t owner;
+	struct pid *owner;
 	struct dentry *dentry;
 	struct list_head node;
 };

@@ -15,6 +15,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -287,7 +288,7 @@ static int waitvar_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	}
 	xa_init_flags(&wf->vars, XA_FLAGS_ALLOC1);
-	wf->owner = task_tgid_vnr(current);
+	wf->owner = get_pid(task_tgid(current));
 	waitvar_debugfs_add(wf);
 
 	file->private_data = wf;
@@ -309,6 +310,7 @@ static int waitvar_release(struct inode *inode, struct file *file)
 		waitvar_detach(wf, id);
 	xa_destroy(&wf->vars);
 	waitvar_user_put(wf->user);
+	put_pid(wf->owner);
 	kfree(wf);
 	return 0;
 }

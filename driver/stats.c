@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/pid.h>
 #include <linux/seq_file.h>
 #include <linux/stddef.h>
 #include <linux/string.h>
@@ -78,9 +79,18 @@ static int waitvar_file_show(struct seq_file *m, void *unused)
 {
 	struct waitvar_file *wf = m->private;
 	struct waitvar_var *var;
+	pid_t owner = 0;
 	unsigned long id;
 
-	seq_printf(m, "owner %d\n", wf->owner);
+	/*
+	 * As /proc shows pids: in the reader's namespace, 0 if not there or
+	 * gone (an exited opener's number may already name another process).
+	 */
+	rcu_read_lock();
+	if (pid_has_task(wf->owner, PIDTYPE_TGID))
+		owner = pid_vnr(wf->owner);
+	rcu_read_unlock();
+	seq_printf(m, "owner %d\n", owner);
 	seq_puts(m, "id value lock waiters bucket waits wakes woken spurious timeouts signals [name]\n");
 	rcu_read_lock();
 	xa_for_each(&wf->vars, id, var)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The debugfs files: waitvar/summary and one waitvar/file<N> per open file,
- * showing each variable's value, lock and counters, gone with the file.
+ * showing each variable's value, lock and counters, gone with the file, and
+ * its owner's pid as the reader's pid namespace numbers it.
  */
 #include <dirent.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 #include "waitvar_test.h"
@@ -102,6 +105,158 @@ TEST_F(debugfs, debugfs_file_goes_with_its_open_file)
 	ASSERT_TRUE(find_debugfs_line(buf, sizeof(buf), line, path, sizeof(path)));
 	close(dev);
 	EXPECT_EQ(-1, access(path, F_OK));
+}
+
+#define NS_VALUE 777001
+
+/*
+ * In a child: enter a new pid namespace and fork its pid 1, which opens
+ * the device and makes a variable; @up gets the pid this namespace's
+ * parent knows it by (or minus an errno), then one byte once it is ready,
+ * and it exits when @down closes.
+ */
+static int pidns_opener(int up, int down)
+{
+	int fd, status, err;
+	uint32_t id = 0;
+	pid_t pid;
+	char c;
+
+	if (unshare(CLONE_NEWPID)) {
+		err = -errno;
+		return write(up, &err, sizeof(err)) == sizeof(err) ? 0 : 1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+		if (getpid() != 1 || fd < 0 || waitvar_create(fd, NS_VALUE, 0, &id) ||
+		    write(up, "r", 1) != 1)
+			_exit(2);
+		/* Holds the file open until the test is done reading. */
+		_exit(read(down, &c, 1) < 0 ? 3 : 0);
+	}
+	if (pid < 0 || write(up, &pid, sizeof(pid)) != sizeof(pid))
+		return 4;
+	close(up);
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+}
+
+/*
+ * The opener's pid, as the reader sees it: a process that is pid 1 of a
+ * pid namespace of its own opens the device, and debugfs, read here in the
+ * namespace above, shows the pid this one knows it by, not 1.
+ */
+TEST_F(debugfs, owner_is_the_pid_in_the_readers_namespace)
+{
+	char buf[8192], path[300], line[64], want[32];
+	int up[2], down[2], status, inner = 0;
+	bool found = false;
+	struct dirent *d;
+	pid_t middle;
+	DIR *dir;
+
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	middle = fork();
+	ASSERT_LE(0, middle);
+	if (middle == 0) {
+		close(up[0]);
+		close(down[1]);
+		_exit(pidns_opener(up[1], down[0]));
+	}
+	/* Only the children hold these ends: a child that dies ends the reads. */
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ((ssize_t)sizeof(inner), read(up[0], &inner, sizeof(inner)))
+		TH_LOG("the child died before it reported a pid");
+	if (inner == -EINVAL) {
+		close(down[1]);
+		waitpid(middle, &status, 0);
+		SKIP(return, "no pid namespaces in this kernel (CONFIG_PID_NS)");
+	}
+	ASSERT_LT(0, inner) TH_LOG("unshare(CLONE_NEWPID): %s", strerror(-inner));
+	ASSERT_EQ(1, read(up[0], line, 1)) TH_LOG("pid 1 of the new namespace could not open the device");
+	snprintf(line, sizeof(line), " %d ", NS_VALUE);
+	snprintf(want, sizeof(want), "owner %d\n", inner);
+	dir = opendir("/sys/kernel/debug/waitvar");
+	ASSERT_TRUE(dir != NULL);
+	while (!found && (d = readdir(dir))) {
+		if (strncmp(d->d_name, "file", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/waitvar/%s", d->d_name);
+		if (read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, line))
+			found = true;
+	}
+	closedir(dir);
+	close(down[1]);
+	ASSERT_EQ(middle, waitpid(middle, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the children's exit status: %d", status);
+	ASSERT_TRUE(found) TH_LOG("no debugfs file holds the value %d", NS_VALUE);
+	EXPECT_EQ(0, strncmp(buf, want, strlen(want)))
+		TH_LOG("pid %d of this namespace opened %s, which begins: %.20s", inner, path, buf);
+}
+
+#define GONE_VALUE 777002
+
+/*
+ * A file outlives its opener when another process holds it: the opener's
+ * pid is then free for the kernel to give to anyone, and debugfs shows 0.
+ * The child opens the device and forks a grandchild that keeps the file,
+ * then exits; the test reaps it and reads the file's owner.
+ */
+TEST_F(debugfs, owner_is_0_once_the_opener_has_exited)
+{
+	char buf[8192], line[64], path[300], c;
+	int up[2], down[2], status;
+	pid_t opener, keeper = 0;
+	struct dirent *d;
+	bool found = false;
+	DIR *dir;
+
+	/* The keeper, orphaned when the opener exits, is reaped here. */
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	opener = fork();
+	ASSERT_LE(0, opener);
+	if (opener == 0) {
+		uint32_t id = 0;
+		int fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+		pid_t pid;
+
+		close(up[0]);
+		close(down[1]);
+		if (fd < 0 || waitvar_create(fd, GONE_VALUE, 0, &id))
+			_exit(1);
+		pid = fork();
+		if (pid == 0) {
+			/* Holds the file until the test has read it. */
+			_exit(read(down[0], &c, 1) < 0 ? 2 : 0);
+		}
+		_exit(pid < 0 || write(up[1], &pid, sizeof(pid)) != sizeof(pid) ? 3 : 0);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ(opener, waitpid(opener, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("opener status %d", status);
+	ASSERT_EQ((ssize_t)sizeof(keeper), read(up[0], &keeper, sizeof(keeper)));
+	snprintf(line, sizeof(line), " %d ", GONE_VALUE);
+	dir = opendir("/sys/kernel/debug/waitvar");
+	ASSERT_TRUE(dir != NULL);
+	while (!found && (d = readdir(dir))) {
+		if (strncmp(d->d_name, "file", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/waitvar/%s", d->d_name);
+		if (read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, line))
+			found = true;
+	}
+	closedir(dir);
+	close(down[1]);
+	EXPECT_EQ(keeper, waitpid(keeper, &status, 0));
+	ASSERT_TRUE(found) TH_LOG("no debugfs file holds the value %d", GONE_VALUE);
+	EXPECT_EQ(0, strncmp(buf, "owner 0\n", 8))
+		TH_LOG("opener %d has exited, yet %s begins: %.20s", opener, path, buf);
 }
 
 TEST_HARNESS_MAIN
