@@ -274,6 +274,7 @@ bool waitvar_create_flags_bad(u32 flags);
 void waitvar_var_put(struct waitvar_var *var);
 struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may);
 bool waitvar_permitted(struct waitvar_var *var, int may);
+bool waitvar_listable(struct waitvar_var *var);
 int waitvar_reserve(struct waitvar_file *wf, u32 *id);
 void waitvar_publish(struct waitvar_file *wf, u32 id, struct waitvar_call *call);
 void waitvar_unreserve(struct waitvar_file *wf, u32 id, struct waitvar_call *call);

@@ -249,7 +249,7 @@ long waitvar_ioctl_list(struct waitvar_file *wf, struct waitvar_list *arg)
 	list_for_each_entry(var, &waitvar_names, name_node) {
 		u32 len = strlen(var->name) + 1;
 
-		if (var->user_ns != ns || !waitvar_permitted(var, MAY_READ))
+		if (var->user_ns != ns || !waitvar_listable(var))
 			continue;
 		needed += len;
 		if (used + len > room)

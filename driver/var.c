@@ -98,7 +98,7 @@ static struct waitvar_var *waitvar_var_get(struct waitvar_file *wf, u32 id)
  * user namespace, and only if that namespace maps the owner and the group:
  * a namespace's root must not reach what a user it cannot name made.
  */
-bool waitvar_permitted(struct waitvar_var *var, int may)
+static bool waitvar_may(struct waitvar_var *var, int may, bool audit)
 {
 	struct user_namespace *ns = current_user_ns();
 	umode_t mode = var->mode;
@@ -109,8 +109,24 @@ bool waitvar_permitted(struct waitvar_var *var, int may)
 		mode >>= 3;
 	if ((mode & may & 7) == may)
 		return true;
-	return kuid_has_mapping(ns, var->uid) && kgid_has_mapping(ns, var->gid) &&
-	       ns_capable(ns, CAP_DAC_OVERRIDE);
+	if (!kuid_has_mapping(ns, var->uid) || !kgid_has_mapping(ns, var->gid))
+		return false;
+	return audit ? ns_capable(ns, CAP_DAC_OVERRIDE) :
+		       ns_capable_noaudit(ns, CAP_DAC_OVERRIDE);
+}
+
+bool waitvar_permitted(struct waitvar_var *var, int may)
+{
+	return waitvar_may(var, may, true);
+}
+
+/*
+ * LIST's filter: a name left out of a listing is no access refused, so an
+ * LSM must not log a capability denial for each name hidden.
+ */
+bool waitvar_listable(struct waitvar_var *var)
+{
+	return waitvar_may(var, MAY_READ, false);
 }
 
 /*

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /dev/waitvar named variables: sharing between files and processes,
- * lifetime, owner/group/mode checks against an unprivileged user, LIST and
- * the device-wide limit.
+ * lifetime, owner/group/mode checks against an unprivileged user, LIST (and
+ * its unaudited capability check) and the device-wide limit.
  */
 #include <grp.h>
 #include <stdlib.h>
@@ -437,6 +437,130 @@ TEST_F(named, list_shows_the_names_the_caller_may_read)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	waitvar_named_remove(self->fd, secret);
 	waitvar_named_remove(self->fd, open_);
+}
+
+#define CAP_DAC_OVERRIDE_NR	1
+#define CAP_OPT_NOAUDIT_BIT	0x2	/* cap_capable()'s opts */
+
+/* Appends @s to a tracefs file that a plain write would clear (kprobe_events). */
+static int append_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/*
+ * As wvuser, in a child the kprobe's filter names: LIST (@list) or a
+ * NAMED_OPEN of @name, each refused CAP_DAC_OVERRIDE; returns how many
+ * CAP_DAC_OVERRIDE checks it made, and how many of those asked for no audit.
+ */
+static int count_cap_checks(struct __test_metadata *_metadata, FIXTURE_DATA(named) *self,
+			    const char *inst, const char *event, bool list, const char *name,
+			    int *noaudit)
+{
+	char path[256], filter[64], buf[65536], *line, *save = NULL, *p;
+	int go[2], status, n = 0, cap, fd;
+	unsigned int opts;
+	uint32_t id = 0;
+	pid_t child;
+	char c;
+
+	*noaudit = 0;
+	if (pipe(go))
+		return -1;
+	child = fork();
+	if (child < 0)
+		return -1;
+	if (child == 0) {
+		close(go[1]);
+		become(self->uid, self->gid);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		if (list)
+			_exit(list_names(self->fd, buf, sizeof(buf), &id) < 0 ? 2 : 0);
+		_exit(waitvar_named_open(self->fd, name, &id) == -EACCES ? 0 : 3);
+	}
+	close(go[0]);
+	snprintf(path, sizeof(path), "%s/events/kprobes/%s/filter", inst, event);
+	snprintf(filter, sizeof(filter), "common_pid == %d", child);
+	EXPECT_EQ(0, write_file(path, filter));
+	/* Empties the buffer of the last call's records: only O_TRUNC does. */
+	snprintf(path, sizeof(path), "%s/trace", inst);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	EXPECT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "%s/events/kprobes/%s/enable", inst, event);
+	EXPECT_EQ(0, write_file(path, "1"));
+	EXPECT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	EXPECT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %d", status);
+	EXPECT_EQ(0, write_file(path, "0"));
+	snprintf(path, sizeof(path), "%s/trace", inst);
+	if (read_file(path, buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		p = strstr(line, " cap=");
+		if (line[0] == '#' || !p || sscanf(p, " cap=%d opts=%x", &cap, &opts) != 2)
+			continue;
+		if (cap != CAP_DAC_OVERRIDE_NR)
+			continue;
+		n++;
+		*noaudit += !!(opts & CAP_OPT_NOAUDIT_BIT);
+	}
+	return n;
+}
+
+/*
+ * A name LIST leaves out is no access refused: its CAP_DAC_OVERRIDE check
+ * asks for no audit record, which an LSM would otherwise log for every
+ * hidden name; a NAMED_OPEN refused is an access refused, and audited.
+ * A kprobe on cap_capable() reads each check's options.
+ */
+TEST_F(named, list_hides_names_without_an_audited_capability_check)
+{
+	char tracefs[64], inst[128], def[160], event[48], secret[WAITVAR_NAME_MAX + 8];
+	int checks, noaudit;
+	uint32_t id = 0;
+
+	ASSERT_EQ(0U, getuid());
+	if (!find_tracefs(tracefs, sizeof(tracefs)))
+		SKIP(return, "no tracefs");
+	snprintf(def, sizeof(def), "%s/kprobe_events", tracefs);
+	if (access(def, W_OK))
+		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
+	snprintf(event, sizeof(event), "waitvar_cap_%d", getpid());
+	snprintf(def, sizeof(def), "p:kprobes/%s cap_capable cap=$arg3:s32 opts=$arg4:x32",
+		 event);
+	snprintf(inst, sizeof(inst), "%s/kprobe_events", tracefs);
+	if (append_file(inst, def))
+		SKIP(return, "kprobe events cannot fetch function arguments here ($argN): %s",
+		     strerror(errno));
+	snprintf(inst, sizeof(inst), "%s/instances/waitvar-cap-%d", tracefs, getpid());
+	ASSERT_EQ(0, mkdir(inst, 0700)) TH_LOG("%s: %s", inst, strerror(errno));
+
+	snprintf(secret, sizeof(secret), "%s-s", self->name);
+	ASSERT_EQ(0, waitvar_named_create(self->fd, secret, 0, 0, 0600, &id));
+	checks = count_cap_checks(_metadata, self, inst, event, true, NULL, &noaudit);
+	EXPECT_LE(1, checks) TH_LOG("LIST made no CAP_DAC_OVERRIDE check for the hidden name");
+	EXPECT_EQ(checks, noaudit) TH_LOG("LIST: %d of its %d checks are audited",
+					   checks - noaudit, checks);
+	checks = count_cap_checks(_metadata, self, inst, event, false, secret, &noaudit);
+	EXPECT_LE(1, checks) TH_LOG("NAMED_OPEN made no CAP_DAC_OVERRIDE check");
+	EXPECT_EQ(0, noaudit) TH_LOG("NAMED_OPEN refused without an audited check");
+
+	waitvar_named_remove(self->fd, secret);
+	rmdir(inst);
+	snprintf(def, sizeof(def), "-:kprobes/%s", event);
+	snprintf(inst, sizeof(inst), "%s/kprobe_events", tracefs);
+	EXPECT_EQ(0, append_file(inst, def));
 }
 
 TEST_F(named, the_device_wide_limit_returns_enospc)

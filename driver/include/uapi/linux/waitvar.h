@@ -475,9 +475,11 @@ struct waitvar_named {
  *	in: must be 0
  *
  * Lists the named variables of the caller's user namespace that it has
- * read permission on, in the order they were created; names that do not
- * fit are left out.  The names are gathered first and copied out after, so
- * a buffer that faults slowly holds up no other named-variable command.
+ * read permission on, in the order they were created (a name left out is
+ * not a refused access: its CAP_DAC_OVERRIDE check leaves no audit
+ * record); names that do not fit are left out.  The names are gathered
+ * first and copied out after, so a buffer that faults slowly holds up no
+ * other named-variable command.
  * Errors: EFAULT for @names, ENOMEM.
  */
 struct waitvar_list {
