@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
+#include <linux/time_namespace.h>
 #include <linux/timekeeping.h>
 #include <linux/wait_bit.h>
 
@@ -134,6 +135,27 @@ static long waitvar_ns_to_jiffies(u64 ns)
 	return ticks + 2;
 }
 
+/*
+ * A CLOCK_MONOTONIC deadline of the caller's time namespace on the host's
+ * clock, as clock_nanosleep() and futex take it (timens_ktime_to_host(),
+ * whose helper modules cannot reach): one already past there is 0.
+ */
+static ktime_t waitvar_monotonic_to_host(ktime_t when)
+{
+#ifdef CONFIG_TIME_NS
+	ktime_t off = timespec64_to_ktime(current->nsproxy->time_ns->offsets.monotonic);
+
+	/* KTIME_MAX is "never" on every clock. */
+	if (when == KTIME_MAX)
+		return when;
+	if (off >= 0)
+		return when < off ? 0 : when - off;
+	return when > KTIME_MAX + off ? KTIME_MAX : when - off;
+#else
+	return when;
+#endif
+}
+
 static int waitvar_parse_timeout(u32 flags, u32 mode, u64 timeout_ns,
 				 struct waitvar_timeout *t)
 {
@@ -157,11 +179,15 @@ static int waitvar_parse_timeout(u32 flags, u32 mode, u64 timeout_ns,
 		t->hmode = HRTIMER_MODE_REL;
 		t->expires = when;
 	} else {
-		now = kind == WAITVAR_WAIT_ABS_MONOTONIC ? ktime_get_ns() : ktime_get_real_ns();
-		t->ns = timeout_ns > now ? timeout_ns - now : 0;
-		t->expires = when;
-		if (kind == WAITVAR_WAIT_ABS_REALTIME)
+		if (kind == WAITVAR_WAIT_ABS_MONOTONIC) {
+			when = waitvar_monotonic_to_host(when);
+			now = ktime_get_ns();
+		} else {
+			now = ktime_get_real_ns();
 			t->clock = CLOCK_REALTIME;
+		}
+		t->ns = (u64)when > now ? (u64)when - now : 0;
+		t->expires = when;
 	}
 	/*
 	 * A REALTIME deadline follows the clock, so setting the clock back

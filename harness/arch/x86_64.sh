@@ -25,4 +25,6 @@ ARCH_KCONFIG=(
 	CONFIG_IA32_EMULATION=y
 	# 32-bit time syscalls for compat tasks: 32-bit glibc still calls futex(2).
 	CONFIG_COMPAT_32BIT_TIME=y
+	# Deadlines read on a time namespace's clock (its vDSO has them).
+	CONFIG_TIME_NS=y
 )

@@ -3,9 +3,11 @@
  * WAIT's timeouts: a relative timeout, CLOCK_MONOTONIC and CLOCK_REALTIME
  * deadlines, and what each does after a signal whose handler has SA_RESTART;
  * the hrtimer's precision next to the jiffies variants' (WAITVAR_WAIT_JIFFIES),
- * and REALTIME deadlines that follow clock_settime(), for WAIT and WAITV.
+ * REALTIME deadlines that follow clock_settime(), and MONOTONIC ones read in
+ * the caller's time namespace, for WAIT and WAITV.
  */
 #include <limits.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -122,6 +124,89 @@ TEST_F(wait_timeout, monotonic_deadline_returns_etimedout_not_before_it)
 TEST_F(wait_timeout, realtime_deadline_returns_etimedout_not_before_it)
 {
 	check_deadline(_metadata, self->fd, CLOCK_REALTIME, WAITVAR_WAIT_ABS_REALTIME);
+}
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define TIMENS_OFFSET_S (10 * 24 * 3600LL)	/* the namespace's clock: 10 days on */
+
+/*
+ * In the time namespace: WAIT (or WAITV) until a CLOCK_MONOTONIC deadline
+ * @span on, then already past, as the namespace shows the clock.  The exit
+ * status says what went wrong: taken on the host's clock, the first waits
+ * ten days and the parent ends it.
+ */
+static int timens_child(int fd, uint32_t id, bool waitv, long long host_before)
+{
+	const long long span = 200 * NSEC_PER_MSEC;
+	struct waitvar_waitv_entry e = { .id = id, .op = WAITVAR_OP_EQ, .operand = 1 };
+	long long deadline = clock_ns(CLOCK_MONOTONIC);
+	int pass, ret;
+
+	if (deadline - host_before < TIMENS_OFFSET_S * 1000 * NSEC_PER_MSEC)
+		return 10;
+	for (pass = 0; pass < 2; pass++) {
+		deadline = pass ? clock_ns(CLOCK_MONOTONIC) - span : clock_ns(CLOCK_MONOTONIC) + span;
+		ret = waitv ? waitvar_waitv(fd, &e, 1, 0, WAITVAR_WAIT_ABS_MONOTONIC, deadline, NULL) :
+			      waitvar_wait(fd, id, WAITVAR_OP_EQ, 1, 0, WAITVAR_WAIT_ABS_MONOTONIC,
+					   deadline, NULL);
+		if (ret != -ETIMEDOUT)
+			return 11 + pass;
+		if (clock_ns(CLOCK_MONOTONIC) < deadline)
+			return 13;
+	}
+	return 0;
+}
+
+/*
+ * clock_nanosleep() and futex read a CLOCK_MONOTONIC deadline on the
+ * caller's time namespace's clock; so must WAIT and WAITV.
+ */
+TEST_F(wait_timeout, monotonic_deadline_is_read_on_the_callers_time_namespace_clock)
+{
+	static const char *const why[] = {
+		[10] = "the child's CLOCK_MONOTONIC is not 10 days on: no time namespace",
+		[11] = "the deadline 200 ms on did not return ETIMEDOUT",
+		[12] = "the deadline already past did not return ETIMEDOUT",
+		[13] = "the wait returned before its deadline",
+	};
+	char offsets[64];
+	long long host, until;
+	uint32_t id = 0;
+	int waitv, status;
+	pid_t pid, done;
+
+	if (unshare(CLONE_NEWTIME)) {
+		ASSERT_EQ(EINVAL, errno) TH_LOG("unshare(CLONE_NEWTIME): %s", strerror(errno));
+		SKIP(return, "no time namespaces in this kernel (CONFIG_TIME_NS)");
+	}
+	snprintf(offsets, sizeof(offsets), "monotonic %lld 0", TIMENS_OFFSET_S);
+	ASSERT_EQ(0, write_file("/proc/self/timens_offsets", offsets))
+		TH_LOG("cannot set the time namespace's offset: %s", strerror(errno));
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	for (waitv = 0; waitv < 2; waitv++) {
+		host = clock_ns(CLOCK_MONOTONIC);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(timens_child(self->fd, id, waitv, host));
+		/* Both waits take 200 ms; ten seconds means one is on the host's clock. */
+		until = now_ns() + 10000 * NSEC_PER_MSEC;
+		while (!(done = waitpid(pid, &status, WNOHANG)) && now_ns() < until)
+			usleep(10 * 1000);
+		if (!done) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+		ASSERT_EQ(pid, done) TH_LOG("%s still waits after 10 s: its deadline was read on the host's clock, 10 days behind",
+					    waitv ? "WAITV" : "WAIT");
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%s: %s", waitv ? "WAITV" : "WAIT",
+						 WEXITSTATUS(status) < 14 && why[WEXITSTATUS(status)] ?
+						 why[WEXITSTATUS(status)] : "?");
+	}
 }
 
 TEST_F(wait_timeout, deadline_wait_ends_early_when_condition_becomes_true)

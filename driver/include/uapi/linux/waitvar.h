@@ -181,7 +181,9 @@ enum waitvar_mode {
  * @operand: right-hand side of the comparison
  * @timeout_ns: with WAITVAR_WAIT_TIMEOUT a relative timeout; with
  *	WAITVAR_WAIT_ABS_MONOTONIC or _ABS_REALTIME a deadline in ns since
- *	that clock's epoch; must be 0 without a timeout flag
+ *	that clock's epoch (CLOCK_MONOTONIC as the caller's time namespace
+ *	shows it, as for clock_nanosleep(): WAITVAR_SEM_TIMENS); must be 0
+ *	without a timeout flag
  * @flags: WAITVAR_WAIT_* bits
  * @mode: one of enum waitvar_mode
  * @value: out: the value for which the condition held; in: must be 0
@@ -498,6 +500,7 @@ struct waitvar_list {
 #define WAITVAR_SEM_TEST_HOOKS		0x10U	/* test delay points built in */
 #define WAITVAR_SEM_HRTIMER		0x20U	/* hrtimer timeouts, REALTIME follows */
 #define WAITVAR_SEM_RESTART_LEFT	0x40U	/* relative waits restart, time left */
+#define WAITVAR_SEM_TIMENS		0x80U	/* MONOTONIC deadlines: caller's timens */
 
 /**
  * struct waitvar_features - argument of WAITVAR_IOC_FEATURES
