@@ -15,7 +15,7 @@
  * References.  A struct waitvar_var is counted by its kref.  References are
  * held by each file's xarray entry (one per id naming the variable), by each
  * task in WAIT or WAITV while it waits, by each WATCH descriptor until it is
- * released, and, for a named variable, by the names list.  The last put
+ * released, and, for a named variable, by the names.  The last put
  * frees the variable after an RCU grace period: readers under
  * rcu_read_lock() may still see it, and waitvar_var_get() takes a reference
  * only if the count is not zero.
@@ -176,7 +176,10 @@ struct waitvar_counters {
  * @uid: named: owner
  * @gid: named: group
  * @mode: named: permission bits
- * @name_node: named: on the names list, under waitvar_names_lock
+ * @name_node: named: on its namespace's list of names, under
+ *	waitvar_names_lock
+ * @name_hash: named: on the names' hash table, keyed by namespace and
+ *	name, under waitvar_names_lock
  * @name: named: its name
  */
 struct waitvar_var {
@@ -200,6 +203,7 @@ struct waitvar_var {
 	kgid_t gid;
 	umode_t mode;
 	struct list_head name_node;
+	struct hlist_node name_hash;
 	char name[WAITVAR_NAME_MAX];
 };
 

@@ -5,6 +5,7 @@
  * its unaudited capability check) and the device-wide limit.
  */
 #include <grp.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -585,6 +586,81 @@ TEST_F(named, the_device_wide_limit_returns_enospc)
 		snprintf(name, sizeof(name), "%s-%d", self->name, i);
 		waitvar_named_remove(self->fd, name);
 	}
+}
+
+/* debugfs's longest chain of the names' hash table, or -1. */
+static long name_chain_max(void)
+{
+	static char buf[1 << 17];
+	const char *p;
+	long n;
+
+	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "\nname_chain_max ");
+	return p && sscanf(p, "\nname_chain_max %ld", &n) == 1 ? n : -1;
+}
+
+#define NS_NAMES 1000
+
+/*
+ * Names are hashed by namespace and name: 1,000 names in another user
+ * namespace (as a container's subuids would make) lengthen no chain a
+ * lookup walks beyond a few names, where one list made each lookup and
+ * LIST walk all of them.  The child makes them, the parent looks its own
+ * name up beside them, then the child removes them.
+ */
+TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
+{
+	int up[2], down[2], status, i, made = 0;
+	char name[WAITVAR_NAME_MAX + 16], c;
+	unsigned int old_names = 0;
+	long longest;
+	uint32_t id = 0;
+	pid_t child;
+
+	/* Root's names, made here and in the child, are charged to it. */
+	ASSERT_EQ(0, get_param("max_user_names", &old_names));
+	ASSERT_EQ(0, set_param("max_user_names", old_names + NS_NAMES + 8));
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		close(up[0]);
+		close(down[1]);
+		if (unshare(CLONE_NEWUSER))
+			_exit(1);
+		for (i = 0; i < NS_NAMES; i++) {
+			snprintf(name, sizeof(name), "%s-n%d", self->name, i);
+			made += !waitvar_named_create(self->fd, name, i, 0, 0600, &id);
+		}
+		if (write(up[1], &made, sizeof(made)) != sizeof(made) || read(down[0], &c, 1) < 0)
+			_exit(2);
+		for (i = 0; i < NS_NAMES; i++) {
+			snprintf(name, sizeof(name), "%s-n%d", self->name, i);
+			waitvar_named_remove(self->fd, name);
+		}
+		_exit(0);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ((ssize_t)sizeof(made), read(up[0], &made, sizeof(made)))
+		TH_LOG("the child could not enter a user namespace of its own");
+	EXPECT_EQ(NS_NAMES, made);
+	/* The same names here are other names: each one's own chain. */
+	snprintf(name, sizeof(name), "%s-n%d", self->name, 7);
+	EXPECT_EQ(-ENOENT, waitvar_named_open(self->fd, name, &id));
+	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 5, 0, 0600, &id));
+	longest = name_chain_max();
+	close(down[1]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %d", status);
+	EXPECT_EQ(0, set_param("max_user_names", old_names));
+	ASSERT_LE(0, longest) TH_LOG("no name_chain_max in %s", SUMMARY_PATH);
+	TH_LOG("%d names in another namespace: the longest chain holds %ld", made, longest);
+	/* 1,000-odd names over 1,024 chains: a dozen in one is already 1 in 10^9. */
+	EXPECT_GE(12, longest);
 }
 
 TEST_F(named, named_open_into_a_full_file_returns_enospc)
