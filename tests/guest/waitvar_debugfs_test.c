@@ -32,8 +32,11 @@ FIXTURE_TEARDOWN(debugfs)
 	close(self->fd);
 }
 
-/* Finds this process's debugfs file that contains @line; its path goes to @path. */
-static bool find_debugfs_line(char *buf, size_t size, const char *line, char *path,
+/*
+ * Finds the debugfs file that contains @line, of this process's files
+ * only if @own; its text goes to @buf, its path to @path.
+ */
+static bool find_debugfs_line(char *buf, size_t size, bool own, const char *line, char *path,
 			      size_t path_size)
 {
 	char owner[32];
@@ -48,8 +51,8 @@ static bool find_debugfs_line(char *buf, size_t size, const char *line, char *pa
 		if (strncmp(d->d_name, "file", 4))
 			continue;
 		snprintf(path, path_size, "/sys/kernel/debug/waitvar/%s", d->d_name);
-		if (read_file(path, buf, size) > 0 && !strncmp(buf, owner, strlen(owner)) &&
-		    strstr(buf, line)) {
+		if (read_file(path, buf, size) > 0 &&
+		    (!own || !strncmp(buf, owner, strlen(owner))) && strstr(buf, line)) {
 			closedir(dir);
 			return true;
 		}
@@ -74,7 +77,7 @@ TEST_F(debugfs, debugfs_lists_each_open_file_and_a_summary)
 	ASSERT_EQ(0, waitvar_stats(self->fd, w.id, &st));
 	/* id value lock waiters bucket waits ... read while the wait is in flight */
 	snprintf(line, sizeof(line), "\n%u 424242 mutex 1 %u 1 0 0 0 0 0\n", w.id, st.bucket);
-	ASSERT_TRUE(find_debugfs_line(buf, sizeof(buf), line, path, sizeof(path)))
+	ASSERT_TRUE(find_debugfs_line(buf, sizeof(buf), true, line, path, sizeof(path)))
 		TH_LOG("no debugfs file shows '%s'", line + 1);
 	/* The summary counts this file, its variable and its waiter. */
 	ASSERT_TRUE(read_summary(&sum));
@@ -102,7 +105,7 @@ TEST_F(debugfs, debugfs_file_goes_with_its_open_file)
 	ASSERT_LE(0, dev);
 	ASSERT_EQ(0, waitvar_create(dev, 777777, 0, &id));
 	snprintf(line, sizeof(line), "\n%u 777777 none ", id);
-	ASSERT_TRUE(find_debugfs_line(buf, sizeof(buf), line, path, sizeof(path)));
+	ASSERT_TRUE(find_debugfs_line(buf, sizeof(buf), true, line, path, sizeof(path)));
 	close(dev);
 	EXPECT_EQ(-1, access(path, F_OK));
 }
@@ -150,10 +153,8 @@ TEST_F(debugfs, owner_is_the_pid_in_the_readers_namespace)
 {
 	char buf[8192], path[300], line[64], want[32];
 	int up[2], down[2], status, inner = 0;
-	bool found = false;
-	struct dirent *d;
 	pid_t middle;
-	DIR *dir;
+	bool found;
 
 	ASSERT_EQ(0, pipe(up));
 	ASSERT_EQ(0, pipe(down));
@@ -178,16 +179,7 @@ TEST_F(debugfs, owner_is_the_pid_in_the_readers_namespace)
 	ASSERT_EQ(1, read(up[0], line, 1)) TH_LOG("pid 1 of the new namespace could not open the device");
 	snprintf(line, sizeof(line), " %d ", NS_VALUE);
 	snprintf(want, sizeof(want), "owner %d\n", inner);
-	dir = opendir("/sys/kernel/debug/waitvar");
-	ASSERT_TRUE(dir != NULL);
-	while (!found && (d = readdir(dir))) {
-		if (strncmp(d->d_name, "file", 4))
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/debug/waitvar/%s", d->d_name);
-		if (read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, line))
-			found = true;
-	}
-	closedir(dir);
+	found = find_debugfs_line(buf, sizeof(buf), false, line, path, sizeof(path));
 	close(down[1]);
 	ASSERT_EQ(middle, waitpid(middle, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -210,9 +202,7 @@ TEST_F(debugfs, owner_is_0_once_the_opener_has_exited)
 	char buf[8192], line[64], path[300], c;
 	int up[2], down[2], status;
 	pid_t opener, keeper = 0;
-	struct dirent *d;
-	bool found = false;
-	DIR *dir;
+	bool found;
 
 	/* The keeper, orphaned when the opener exits, is reaped here. */
 	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
@@ -242,16 +232,7 @@ TEST_F(debugfs, owner_is_0_once_the_opener_has_exited)
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("opener status %d", status);
 	ASSERT_EQ((ssize_t)sizeof(keeper), read(up[0], &keeper, sizeof(keeper)));
 	snprintf(line, sizeof(line), " %d ", GONE_VALUE);
-	dir = opendir("/sys/kernel/debug/waitvar");
-	ASSERT_TRUE(dir != NULL);
-	while (!found && (d = readdir(dir))) {
-		if (strncmp(d->d_name, "file", 4))
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/debug/waitvar/%s", d->d_name);
-		if (read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, line))
-			found = true;
-	}
-	closedir(dir);
+	found = find_debugfs_line(buf, sizeof(buf), false, line, path, sizeof(path));
 	close(down[1]);
 	EXPECT_EQ(keeper, waitpid(keeper, &status, 0));
 	ASSERT_TRUE(found) TH_LOG("no debugfs file holds the value %d", GONE_VALUE);

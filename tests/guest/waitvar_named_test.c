@@ -443,19 +443,6 @@ TEST_F(named, list_shows_the_names_the_caller_may_read)
 #define CAP_DAC_OVERRIDE_NR	1
 #define CAP_OPT_NOAUDIT_BIT	0x2	/* cap_capable()'s opts */
 
-/* Appends @s to a tracefs file that a plain write would clear (kprobe_events). */
-static int append_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /*
  * As wvuser, in a child the kprobe's filter names: LIST (@list) or a
  * NAMED_OPEN of @name, each refused CAP_DAC_OVERRIDE; returns how many
@@ -466,7 +453,7 @@ static int count_cap_checks(struct __test_metadata *_metadata, FIXTURE_DATA(name
 			    int *noaudit)
 {
 	char path[256], filter[64], buf[65536], *line, *save = NULL, *p;
-	int go[2], status, n = 0, cap, fd;
+	int go[2], status, n = 0, cap;
 	unsigned int opts;
 	uint32_t id = 0;
 	pid_t child;
@@ -493,10 +480,7 @@ static int count_cap_checks(struct __test_metadata *_metadata, FIXTURE_DATA(name
 	EXPECT_EQ(0, write_file(path, filter));
 	/* Empties the buffer of the last call's records: only O_TRUNC does. */
 	snprintf(path, sizeof(path), "%s/trace", inst);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	EXPECT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, write_file_flags(path, "", O_TRUNC)) TH_LOG("%s: %s", path, strerror(errno));
 	snprintf(path, sizeof(path), "%s/events/kprobes/%s/enable", inst, event);
 	EXPECT_EQ(0, write_file(path, "1"));
 	EXPECT_EQ(1, write(go[1], "g", 1));
@@ -541,7 +525,8 @@ TEST_F(named, list_hides_names_without_an_audited_capability_check)
 	snprintf(def, sizeof(def), "p:kprobes/%s cap_capable cap=$arg3:s32 opts=$arg4:x32",
 		 event);
 	snprintf(inst, sizeof(inst), "%s/kprobe_events", tracefs);
-	if (append_file(inst, def))
+	/* Without O_APPEND, a write to kprobe_events first clears every event. */
+	if (write_file_flags(inst, def, O_APPEND))
 		SKIP(return, "kprobe events cannot fetch function arguments here ($argN): %s",
 		     strerror(errno));
 	snprintf(inst, sizeof(inst), "%s/instances/waitvar-cap-%d", tracefs, getpid());
@@ -561,7 +546,7 @@ TEST_F(named, list_hides_names_without_an_audited_capability_check)
 	rmdir(inst);
 	snprintf(def, sizeof(def), "-:kprobes/%s", event);
 	snprintf(inst, sizeof(inst), "%s/kprobe_events", tracefs);
-	EXPECT_EQ(0, append_file(inst, def));
+	EXPECT_EQ(0, write_file_flags(inst, def, O_APPEND));
 }
 
 TEST_F(named, the_device_wide_limit_returns_enospc)

@@ -123,7 +123,6 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 	return n < 0 ? -1 : len;
 }
 
-/* Writes all of @s to @path (sysfs, cgroupfs, ...); returns 0 or -1. */
 #define SUMMARY_PATH "/sys/kernel/debug/waitvar/summary"
 
 /*
@@ -163,9 +162,13 @@ static inline long device_vars(void)
 	return read_summary(&s) ? s.vars : -1;
 }
 
-static inline int write_file(const char *path, const char *s)
+/*
+ * Writes all of @s to @path (sysfs, cgroupfs, tracefs, ...) opened with
+ * O_WRONLY | @flags; returns 0 or -1.
+ */
+static inline int write_file_flags(const char *path, const char *s, int flags)
 {
-	int fd = open(path, O_WRONLY);
+	int fd = open(path, O_WRONLY | flags);
 	ssize_t n;
 
 	if (fd < 0)
@@ -173,6 +176,11 @@ static inline int write_file(const char *path, const char *s)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static inline int write_file(const char *path, const char *s)
+{
+	return write_file_flags(path, s, 0);
 }
 
 #define WAITVAR_PARAMS "/sys/module/waitvar/parameters/"
