@@ -236,7 +236,8 @@ struct waitvar_watch_file;
  * struct waitvar_waiter - one condition on one variable, listed on it
  * @node: on @var's waiters (a task) or watches, under its waiters_lock
  * @var: the variable, a reference held
- * @task: the waiting task; NULL for a WATCH descriptor
+ * @task: the waiting task; NULL for a WATCH descriptor and for the
+ *	bookmark a filtered wake leaves in the list while it lets go of it
  * @watch: the WATCH descriptor; NULL for a task
  * @op: enum waitvar_op
  * @operand: right-hand side of @op
@@ -279,6 +280,7 @@ void waitvar_var_put(struct waitvar_var *var);
 struct waitvar_var *waitvar_var_lookup(struct waitvar_file *wf, u32 id, int may);
 bool waitvar_permitted(struct waitvar_var *var, int may);
 bool waitvar_listable(struct waitvar_var *var);
+u64 waitvar_filtered_walk_breaks(void);
 int waitvar_reserve(struct waitvar_file *wf, u32 *id);
 void waitvar_publish(struct waitvar_file *wf, u32 id, struct waitvar_call *call);
 void waitvar_unreserve(struct waitvar_file *wf, u32 id, struct waitvar_call *call);

@@ -136,6 +136,7 @@ static int waitvar_summary_show(struct seq_file *m, void *unused)
 		   reserved, waiters);
 	seq_printf(m, "waits %llu\nwakes %llu\nwoken %llu\nspurious %llu\n",
 		   waits, wakes, woken, spurious);
+	seq_printf(m, "filtered_walk_breaks %llu\n", waitvar_filtered_walk_breaks());
 	waitvar_named_show(m);
 	return 0;
 }

@@ -354,6 +354,17 @@ static void waitvar_wake(struct waitvar_var *var)
 	waitvar_notify_watches(var);
 }
 
+/* Waiters a filtered wake walks between two breaks of waiters_lock. */
+#define WAITVAR_WALK_BATCH	64
+
+static atomic64_t waitvar_walk_breaks = ATOMIC64_INIT(0);
+
+/* How often filtered wakes have let go of a waiter list mid-walk. */
+u64 waitvar_filtered_walk_breaks(void)
+{
+	return atomic64_read(&waitvar_walk_breaks);
+}
+
 /*
  * Wakes the listed waiters whose condition holds now, up to @nr exclusive
  * ones (0: all), and the watches whose condition holds.  Returns how many
@@ -362,10 +373,18 @@ static void waitvar_wake(struct waitvar_var *var)
  * As on a wait queue, an exclusive waiter counts against @nr only if this
  * wake woke it: one an earlier wake woke stays listed until it runs, and
  * counting it again would leave the next one asleep with its condition true.
+ *
+ * A user's waiters may all wait on one variable: the walk lets go of the
+ * lock (and the CPU) after each WAITVAR_WALK_BATCH of them, as the kernel's
+ * wake walk does, keeping its place with a bookmark, an entry without a
+ * task that other walks step over.
  */
 static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 {
+	struct waitvar_waiter bookmark = { };
 	struct waitvar_waiter *w;
+	struct list_head *pos;
+	unsigned int walked = 0;
 	u32 exclusive = 0;
 	int woken = 0, ret;
 
@@ -374,17 +393,28 @@ static int waitvar_wake_filtered(struct waitvar_var *var, u32 nr)
 	atomic64_inc(&var->stats.wakes);
 	spin_lock(&var->waiters_lock);
 	__waitvar_notify_watches(var);
-	list_for_each_entry(w, &var->waiters, node) {
-		if (!waitvar_holds(w))
+	for (pos = var->waiters.next; pos != &var->waiters; ) {
+		w = list_entry(pos, struct waitvar_waiter, node);
+		pos = pos->next;
+		if (!w->task)
 			continue;
-		if (w->exclusive && nr && exclusive == nr)
+		if (waitvar_holds(w) && !(w->exclusive && nr && exclusive == nr)) {
+			WRITE_ONCE(w->kicked, 1);
+			/* A listed task runs nothing but its wait: this ends that sleep. */
+			ret = wake_up_process(w->task);
+			woken += ret;
+			if (w->exclusive)
+				exclusive += ret;
+		}
+		if (++walked % WAITVAR_WALK_BATCH || pos == &var->waiters)
 			continue;
-		WRITE_ONCE(w->kicked, 1);
-		/* A listed task runs nothing but its wait: this ends that sleep. */
-		ret = wake_up_process(w->task);
-		woken += ret;
-		if (w->exclusive)
-			exclusive += ret;
+		list_add(&bookmark.node, &w->node);
+		spin_unlock(&var->waiters_lock);
+		atomic64_inc(&waitvar_walk_breaks);
+		cond_resched();
+		spin_lock(&var->waiters_lock);
+		pos = bookmark.node.next;
+		list_del(&bookmark.node);
 	}
 	spin_unlock(&var->waiters_lock);
 	return woken;

@@ -312,6 +312,64 @@ TEST_F(wake, filtered_wake_of_64_waiters_counts_those_whose_condition_holds)
 	EXPECT_EQ(0U, wait_stat(self->fd, id, spurious, 0U));
 }
 
+/* debugfs's count of the times filtered wakes let go of a waiter list, or -1. */
+static long long walk_breaks(void)
+{
+	static char buf[16384];
+	long long n;
+	char *p;
+
+	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "\nfiltered_walk_breaks ");
+	return p && sscanf(p, "\nfiltered_walk_breaks %lld", &n) == 1 ? n : -1;
+}
+
+#define NR_LONG 130	/* two batches of 64 waiters and two more */
+
+/*
+ * A filtered wake walks one variable's waiters under its lock, and a user
+ * may put thousands there: it lets go of the lock after every 64, and
+ * finds its place again.  130 waiters whose condition does not hold (none
+ * leaves the list meanwhile): two breaks, none woken; then 65 of them hold
+ * and exactly those wake.
+ */
+TEST_F(wake, filtered_wake_walks_a_long_list_in_batches_of_64)
+{
+	static struct waiter w[NR_LONG];
+	long long before, after;
+	uint64_t value = 0;
+	uint32_t id = 0;
+	int i, woken;
+
+	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
+	for (i = 0; i < NR_LONG; i++) {
+		/* Every other one wants bit 0, the others bit 1. */
+		w[i] = (struct waiter){ .fd = self->fd, .id = id, .op = WAITVAR_OP_ANY,
+					.operand = i % 2 ? 2 : 1 };
+		ASSERT_EQ(0, waiter_start(&w[i]));
+	}
+	for (i = 0; i < NR_LONG; i++)
+		ASSERT_TRUE(waiter_sleeps(&w[i]));
+	before = walk_breaks();
+	ASSERT_LE(0, before) TH_LOG("no filtered_walk_breaks in %s", SUMMARY_PATH);
+	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
+	after = walk_breaks();
+	EXPECT_EQ(2, after - before) TH_LOG("%d waiters walked with %lld breaks", NR_LONG,
+					   after - before);
+	/* Nobody missed or woken twice across the breaks. */
+	ASSERT_EQ(0, waitvar_add(self->fd, id, 1, 0, &value));
+	woken = waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER);
+	EXPECT_EQ(NR_LONG / 2, woken);
+	EXPECT_EQ(NR_LONG / 2, woken_exactly(w, NR_LONG, NR_LONG / 2));
+	ASSERT_EQ(0, waitvar_add(self->fd, id, 2, 0, &value));
+	EXPECT_EQ(NR_LONG / 2, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
+	for (i = 0; i < NR_LONG; i++) {
+		ASSERT_EQ(0, pthread_join(w[i].thread, NULL));
+		EXPECT_EQ(0, w[i].ret);
+	}
+}
+
 /*
  * Two filtered WAKE_NRs of one, back to back, before the waiter the first
  * woke has run: the second must wake the other waiter, not count the first
