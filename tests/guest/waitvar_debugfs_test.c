@@ -112,47 +112,70 @@ TEST_F(debugfs, debugfs_file_goes_with_its_open_file)
 
 #define NS_VALUE 777001
 
+/* What pid 1 of the new pid namespace reports: or minus an errno in @pid. */
+struct pidns_report {
+	int pid;	/* its pid in the test's namespace, from NSpid */
+	int seen;	/* the owner its own debugfs file shows it, read there */
+};
+
+/* This process's pid in the namespace of the procfs mounted on /proc. */
+static int outer_pid(void)
+{
+	char buf[4096], *p;
+	int pid;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "\nNSpid:");
+	return p && sscanf(p, "\nNSpid: %d", &pid) == 1 ? pid : -1;
+}
+
 /*
  * In a child: enter a new pid namespace and fork its pid 1, which opens
- * the device and makes a variable; @up gets the pid this namespace's
- * parent knows it by (or minus an errno), then one byte once it is ready,
- * and it exits when @down closes.
+ * the device, makes a variable, reads its own file's owner in debugfs, and
+ * sends @up one report; it holds the file open until @down closes.
  */
 static int pidns_opener(int up, int down)
 {
-	int fd, status, err;
+	struct pidns_report r = { 0 };
+	char buf[8192], line[32], path[300], c;
+	int fd, status;
 	uint32_t id = 0;
 	pid_t pid;
-	char c;
 
 	if (unshare(CLONE_NEWPID)) {
-		err = -errno;
-		return write(up, &err, sizeof(err)) == sizeof(err) ? 0 : 1;
+		r.pid = -errno;
+		return write(up, &r, sizeof(r)) == sizeof(r) ? 0 : 1;
 	}
 	pid = fork();
 	if (pid == 0) {
 		fd = open("/dev/waitvar", O_RDWR | O_CLOEXEC);
+		snprintf(line, sizeof(line), " %d ", NS_VALUE);
 		if (getpid() != 1 || fd < 0 || waitvar_create(fd, NS_VALUE, 0, &id) ||
-		    write(up, "r", 1) != 1)
+		    !find_debugfs_line(buf, sizeof(buf), false, line, path, sizeof(path)) ||
+		    sscanf(buf, "owner %d", &r.seen) != 1)
 			_exit(2);
-		/* Holds the file open until the test is done reading. */
-		_exit(read(down, &c, 1) < 0 ? 3 : 0);
+		r.pid = outer_pid();
+		if (write(up, &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(read(down, &c, 1) < 0 ? 4 : 0);
 	}
-	if (pid < 0 || write(up, &pid, sizeof(pid)) != sizeof(pid))
-		return 4;
 	close(up);
-	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
+	       WEXITSTATUS(status) : 5;
 }
 
 /*
  * The opener's pid, as the reader sees it: a process that is pid 1 of a
- * pid namespace of its own opens the device, and debugfs, read here in the
- * namespace above, shows the pid this one knows it by, not 1.
+ * pid namespace of its own opens the device; debugfs, read there, shows
+ * its owner as 1, and read here in the namespace above, as the pid this
+ * one knows it by.
  */
 TEST_F(debugfs, owner_is_the_pid_in_the_readers_namespace)
 {
 	char buf[8192], path[300], line[64], want[32];
-	int up[2], down[2], status, inner = 0;
+	struct pidns_report r = { 0 };
+	int up[2], down[2], status;
 	pid_t middle;
 	bool found;
 
@@ -168,25 +191,26 @@ TEST_F(debugfs, owner_is_the_pid_in_the_readers_namespace)
 	/* Only the children hold these ends: a child that dies ends the reads. */
 	close(up[1]);
 	close(down[0]);
-	ASSERT_EQ((ssize_t)sizeof(inner), read(up[0], &inner, sizeof(inner)))
-		TH_LOG("the child died before it reported a pid");
-	if (inner == -EINVAL) {
+	ASSERT_EQ((ssize_t)sizeof(r), read(up[0], &r, sizeof(r)))
+		TH_LOG("the children died before they reported");
+	if (r.pid == -EINVAL) {
 		close(down[1]);
 		waitpid(middle, &status, 0);
 		SKIP(return, "no pid namespaces in this kernel (CONFIG_PID_NS)");
 	}
-	ASSERT_LT(0, inner) TH_LOG("unshare(CLONE_NEWPID): %s", strerror(-inner));
-	ASSERT_EQ(1, read(up[0], line, 1)) TH_LOG("pid 1 of the new namespace could not open the device");
+	ASSERT_LT(0, r.pid) TH_LOG("unshare(CLONE_NEWPID) or NSpid: %s", strerror(-r.pid));
 	snprintf(line, sizeof(line), " %d ", NS_VALUE);
-	snprintf(want, sizeof(want), "owner %d\n", inner);
+	snprintf(want, sizeof(want), "owner %d\n", r.pid);
 	found = find_debugfs_line(buf, sizeof(buf), false, line, path, sizeof(path));
 	close(down[1]);
 	ASSERT_EQ(middle, waitpid(middle, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("the children's exit status: %d", status);
+	EXPECT_EQ(1, r.seen) TH_LOG("read in its own namespace, the opener's file shows owner %d",
+				    r.seen);
 	ASSERT_TRUE(found) TH_LOG("no debugfs file holds the value %d", NS_VALUE);
 	EXPECT_EQ(0, strncmp(buf, want, strlen(want)))
-		TH_LOG("pid %d of this namespace opened %s, which begins: %.20s", inner, path, buf);
+		TH_LOG("pid %d of this namespace opened %s, which begins: %.20s", r.pid, path, buf);
 }
 
 #define GONE_VALUE 777002

@@ -1438,6 +1438,9 @@ TEST_F_TIMEOUT(closing, close_under_waiters, 120)
 #define RACE_HAMMERS 4
 #define RACE_NAMES 4
 #define RACE_NAMED 0x80000000u	/* in a slot: the id came from NAMED_* */
+#define RACE_LOCKED 0x40000000u	/* in a slot: the variable has, or may have, a lock */
+#define RACE_TAGS (RACE_NAMED | RACE_LOCKED)
+#define RACE_ID_SPACE (1U << 24)	/* max_vars_per_file for the race: no id comes back */
 
 enum race_op {
 	R_GET, R_SET, R_ADD, R_DEC_AND_WAKE, R_CMPXCHG, R_WAKE, R_WAKE_NR, R_WAIT, R_WAITV,
@@ -1468,7 +1471,8 @@ struct race {
 	atomic_int stop;
 	/*
 	 * The ids the hammers pick from, each one CREATE or NAMED_* returned,
-	 * the latter tagged RACE_NAMED.  Ids are cyclic: a number names one
+	 * tagged RACE_NAMED and RACE_LOCKED as that call was.  Ids are cyclic,
+	 * and the race makes fewer than RACE_ID_SPACE: a number names one
 	 * variable for the whole race.
 	 */
 	_Atomic uint32_t ids[RACE_IDS];
@@ -1495,16 +1499,16 @@ static uint32_t race_lock(struct race_thread *t)
 }
 
 /*
- * An id of a random slot: 0, a live id, or one since destroyed; @named
- * (if not NULL) is set when a NAMED_* returned it.
+ * An id of a random slot: 0, a live id, or one since destroyed; its tags
+ * go to @tags, if not NULL.
  */
-static uint32_t race_id(struct race_thread *t, bool *named)
+static uint32_t race_id(struct race_thread *t, uint32_t *tags)
 {
 	uint32_t slot = atomic_load(&t->race->ids[race_rand(t, RACE_IDS)]);
 
-	if (named)
-		*named = slot & RACE_NAMED;
-	return slot & ~RACE_NAMED;
+	if (tags)
+		*tags = slot & RACE_TAGS;
+	return slot & ~RACE_TAGS;
 }
 
 /*
@@ -1512,23 +1516,22 @@ static uint32_t race_id(struct race_thread *t, bool *named)
  * name since removed.  A DESTROY racing the command must not make it
  * EIDRM.
  */
-static bool race_gone(int ret, bool named)
+static bool race_gone(int ret, uint32_t tags)
 {
-	return ret == -ENOENT || (named && ret == -EIDRM);
+	return ret == -ENOENT || ((tags & RACE_NAMED) && ret == -EIDRM);
 }
 
 /*
  * @id, just made, takes a random slot but 0; the id it replaces is
  * destroyed (it may be gone already): every live id is in a slot.
  */
-static void race_adopt(struct race_thread *t, uint32_t id, bool named)
+static void race_adopt(struct race_thread *t, uint32_t id, uint32_t tags)
 {
-	uint32_t old = atomic_exchange(&t->race->ids[1 + race_rand(t, RACE_IDS - 1)],
-				       id | (named ? RACE_NAMED : 0));
-	int ret = waitvar_destroy(t->race->fd, old & ~RACE_NAMED);
+	uint32_t old = atomic_exchange(&t->race->ids[1 + race_rand(t, RACE_IDS - 1)], id | tags);
+	int ret = waitvar_destroy(t->race->fd, old & ~RACE_TAGS);
 
 	if (ret && ret != -ENOENT)
-		race_bad(t, "DESTROY of a replaced id", old & ~RACE_NAMED, ret);
+		race_bad(t, "DESTROY of a replaced id", old & ~RACE_TAGS, ret);
 }
 
 /* A relative timeout of 1 to 5 ms, within the uninterruptible cap. */
@@ -1544,8 +1547,7 @@ static void race_op(struct race_thread *t, enum race_op op)
 {
 	struct race *r = t->race;
 	struct waitvar_waitv_entry e[4];
-	bool named;
-	uint32_t id = race_id(t, &named), nid = 0, mode, flags, n, i;
+	uint32_t tags, id = race_id(t, &tags), nid = 0, mode, flags, n, i, any;
 	const char *what = race_op_names[op];
 	struct waitvar_stats st;
 	struct pollfd pfd;
@@ -1581,7 +1583,7 @@ static void race_op(struct race_thread *t, enum race_op op)
 	case R_WAKE_NR:
 		ret = waitvar_wake_nr(r->fd, id, race_rand(t, 3),
 				      race_rand(t, 2) ? WAITVAR_WAKE_FILTER : 0);
-		if (ret < 0 && !race_gone(ret, named))
+		if (ret < 0 && !race_gone(ret, tags))
 			race_bad(t, what, id, ret);
 		return;
 	case R_WAIT:
@@ -1591,30 +1593,36 @@ static void race_op(struct race_thread *t, enum race_op op)
 				   flags, race_timeout(t), &v);
 		/*
 		 * EIDRM: destroyed while waiting.  EINVAL: EXCLUSIVE or IO on
-		 * what is, right now, a lock-protected variable.
+		 * a lock-protected variable.
 		 */
 		if (ret && ret != -ENOENT && ret != -ETIMEDOUT && ret != -EIDRM &&
-		    !(ret == -EINVAL && (mode == WAITVAR_MODE_IO || (flags & WAITVAR_WAIT_EXCLUSIVE))))
+		    !(ret == -EINVAL && (tags & RACE_LOCKED) &&
+		      (mode == WAITVAR_MODE_IO || (flags & WAITVAR_WAIT_EXCLUSIVE))))
 			race_bad(t, what, id, ret);
 		return;
 	case R_WAITV:
 		n = 1 + race_rand(t, 4);
-		for (i = 0; i < n; i++)
-			e[i] = (struct waitvar_waitv_entry){ .id = i ? race_id(t, NULL) : id,
+		any = tags;
+		for (i = 0; i < n; i++) {
+			uint32_t more = 0;
+
+			e[i] = (struct waitvar_waitv_entry){ .id = i ? race_id(t, &more) : id,
 							     .op = race_rand(t, WAITVAR_OP_COUNT),
 							     .operand = race_rand(t, 3) };
+			any |= more;
+		}
 		mode = race_rand(t, WAITVAR_MODE_COUNT);
 		ret = waitvar_waitv(r->fd, e, n, mode, WAITVAR_WAIT_TIMEOUT, race_timeout(t), &v);
 		/* EIDRM: a variable destroyed while waiting; EINVAL: IO on a locked one. */
 		if (ret < 0 && ret != -ENOENT && ret != -ETIMEDOUT && ret != -EIDRM &&
-		    !(ret == -EINVAL && mode == WAITVAR_MODE_IO))
+		    !(ret == -EINVAL && mode == WAITVAR_MODE_IO && (any & RACE_LOCKED)))
 			race_bad(t, what, id, ret);
 		if (ret >= (int)n)
 			race_bad(t, "WAITV index", id, ret);
 		return;
 	case R_WATCH:
 		w = waitvar_watch(r->fd, id, WAITVAR_OP_EQ, race_rand(t, 3));
-		if (race_gone(w, named))
+		if (race_gone(w, tags))
 			return;
 		if (w < 0) {
 			race_bad(t, what, id, w);
@@ -1631,16 +1639,17 @@ static void race_op(struct race_thread *t, enum race_op op)
 		close(w);
 		return;
 	case R_CREATE:
-		ret = waitvar_create(r->fd, 0, race_lock(t), &nid);
+		flags = race_lock(t);
+		ret = waitvar_create(r->fd, 0, flags, &nid);
 		if (ret)
 			race_bad(t, what, nid, ret);
 		else
-			race_adopt(t, nid, false);
+			race_adopt(t, nid, flags ? RACE_LOCKED : 0);
 		return;
 	case NR_RACE_OPS:
 		return;
 	}
-	if (ret && !race_gone(ret, named))
+	if (ret && !race_gone(ret, tags))
 		race_bad(t, what, id, ret);
 }
 
@@ -1661,7 +1670,7 @@ static void *destroyer_main(void *data)
 {
 	struct race_thread *t = data;
 	struct race *r = t->race;
-	uint32_t id, nid;
+	uint32_t id, nid, lock;
 	int ret;
 
 	while (!atomic_load(&r->stop)) {
@@ -1670,11 +1679,12 @@ static void *destroyer_main(void *data)
 		if (ret && ret != -ENOENT)
 			race_bad(t, "DESTROY", id, ret);
 		nid = 0;
-		ret = waitvar_create(r->fd, race_rand(t, 3), race_lock(t), &nid);
+		lock = race_lock(t);
+		ret = waitvar_create(r->fd, race_rand(t, 3), lock, &nid);
 		if (ret)
 			race_bad(t, "CREATE", id, ret);
 		else
-			race_adopt(t, nid, false);
+			race_adopt(t, nid, lock ? RACE_LOCKED : 0);
 		t->ops++;
 		if (t->ops % 8 == 0)
 			usleep(200);
@@ -1689,15 +1699,18 @@ static void *namer_main(void *data)
 	struct race_thread *t = data;
 	struct race *r = t->race;
 	char name[WAITVAR_NAME_MAX], list[4096];
-	uint32_t id, count, needed;
+	uint32_t id, count, needed, lock;
 	int ret;
 
 	while (!atomic_load(&r->stop)) {
 		snprintf(name, sizeof(name), "%sr%u", r->prefix, race_rand(t, RACE_NAMES));
 		id = 0;
+		/* NAMED_OPEN may attach a lock-protected variable: assume it does. */
+		lock = WAITVAR_CREATE_MUTEX;
 		switch (race_rand(t, 4)) {
 		case 0:
-			ret = waitvar_named_create(r->fd, name, 0, race_lock(t), 0600, &id);
+			lock = race_lock(t);
+			ret = waitvar_named_create(r->fd, name, 0, lock, 0600, &id);
 			if (ret && ret != -EEXIST)
 				race_bad(t, "NAMED_CREATE", 0, ret);
 			break;
@@ -1718,7 +1731,7 @@ static void *namer_main(void *data)
 			break;
 		}
 		if (id)
-			race_adopt(t, id, true);
+			race_adopt(t, id, RACE_NAMED | (lock ? RACE_LOCKED : 0));
 		t->ops++;
 	}
 	atomic_store(&t->finished, 1);
@@ -1728,6 +1741,7 @@ static void *namer_main(void *data)
 FIXTURE(race) {
 	struct race *r;
 	struct summary base;
+	struct saved_params params;
 };
 
 FIXTURE_SETUP(race)
@@ -1736,6 +1750,7 @@ FIXTURE_SETUP(race)
 	self->r = calloc(1, sizeof(*self->r));
 	ASSERT_TRUE(self->r != NULL);
 	self->r->fd = -1;
+	ASSERT_EQ(0, param_override(&self->params, "max_vars_per_file", RACE_ID_SPACE));
 }
 
 FIXTURE_TEARDOWN(race)
@@ -1757,6 +1772,7 @@ FIXTURE_TEARDOWN(race)
 		close(fd);
 	}
 	free(r);
+	EXPECT_EQ(0, params_restore(&self->params));
 }
 
 TEST_F_TIMEOUT(race, destroy_races_every_command, 120)

@@ -66,6 +66,10 @@ FIXTURE(named) {
 	char name[WAITVAR_NAME_MAX];	/* unique to this test */
 	uid_t uid;			/* of USER_NAME */
 	gid_t gid;
+	struct saved_params params;
+	char tracefs[64];		/* a kprobe event to remove there, or "" */
+	char event[48];
+	char instance[160];		/* a tracefs instance to remove, or "" */
 };
 
 FIXTURE_SETUP(named)
@@ -79,9 +83,25 @@ FIXTURE_SETUP(named)
 
 FIXTURE_TEARDOWN(named)
 {
+	char path[256], undef[80];
+
 	/* Named variables outlive the test: take them away. */
 	waitvar_named_remove(self->fd, self->name);
 	close(self->fd);
+	EXPECT_EQ(0, params_restore(&self->params));
+	/* A kprobe event stays until removed, and cannot be while enabled. */
+	if (self->instance[0]) {
+		snprintf(path, sizeof(path), "%s/events/kprobes/%s/enable", self->instance,
+			 self->event);
+		write_file(path, "0");
+		rmdir(self->instance);
+	}
+	if (self->event[0]) {
+		snprintf(path, sizeof(path), "%s/kprobe_events", self->tracefs);
+		/* Without O_APPEND, a write to kprobe_events first clears every event. */
+		snprintf(undef, sizeof(undef), "-:kprobes/%s", self->event);
+		EXPECT_EQ(0, write_file_flags(path, undef, O_APPEND));
+	}
 }
 
 TEST_F(named, two_files_share_a_named_variable)
@@ -511,42 +531,41 @@ static int count_cap_checks(struct __test_metadata *_metadata, FIXTURE_DATA(name
  */
 TEST_F(named, list_hides_names_without_an_audited_capability_check)
 {
-	char tracefs[64], inst[128], def[160], event[48], secret[WAITVAR_NAME_MAX + 8];
+	char def[160], secret[WAITVAR_NAME_MAX + 8];
 	int checks, noaudit;
 	uint32_t id = 0;
 
 	ASSERT_EQ(0U, getuid());
-	if (!find_tracefs(tracefs, sizeof(tracefs)))
+	if (!find_tracefs(self->tracefs, sizeof(self->tracefs)))
 		SKIP(return, "no tracefs");
-	snprintf(def, sizeof(def), "%s/kprobe_events", tracefs);
+	snprintf(def, sizeof(def), "%s/kprobe_events", self->tracefs);
 	if (access(def, W_OK))
 		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
-	snprintf(event, sizeof(event), "waitvar_cap_%d", getpid());
+	snprintf(self->event, sizeof(self->event), "waitvar_cap_%d", getpid());
 	snprintf(def, sizeof(def), "p:kprobes/%s cap_capable cap=$arg3:s32 opts=$arg4:x32",
-		 event);
-	snprintf(inst, sizeof(inst), "%s/kprobe_events", tracefs);
-	/* Without O_APPEND, a write to kprobe_events first clears every event. */
-	if (write_file_flags(inst, def, O_APPEND))
+		 self->event);
+	snprintf(self->instance, sizeof(self->instance), "%s/kprobe_events", self->tracefs);
+	if (write_file_flags(self->instance, def, O_APPEND)) {
+		self->event[0] = self->instance[0] = '\0';
 		SKIP(return, "kprobe events cannot fetch function arguments here ($argN): %s",
 		     strerror(errno));
-	snprintf(inst, sizeof(inst), "%s/instances/waitvar-cap-%d", tracefs, getpid());
-	ASSERT_EQ(0, mkdir(inst, 0700)) TH_LOG("%s: %s", inst, strerror(errno));
+	}
+	snprintf(self->instance, sizeof(self->instance), "%s/instances/waitvar-cap-%d",
+		 self->tracefs, getpid());
+	ASSERT_EQ(0, mkdir(self->instance, 0700)) TH_LOG("%s: %s", self->instance, strerror(errno));
 
 	snprintf(secret, sizeof(secret), "%s-s", self->name);
 	ASSERT_EQ(0, waitvar_named_create(self->fd, secret, 0, 0, 0600, &id));
-	checks = count_cap_checks(_metadata, self, inst, event, true, NULL, &noaudit);
+	checks = count_cap_checks(_metadata, self, self->instance, self->event, true, NULL,
+				  &noaudit);
 	EXPECT_LE(1, checks) TH_LOG("LIST made no CAP_DAC_OVERRIDE check for the hidden name");
 	EXPECT_EQ(checks, noaudit) TH_LOG("LIST: %d of its %d checks are audited",
 					   checks - noaudit, checks);
-	checks = count_cap_checks(_metadata, self, inst, event, false, secret, &noaudit);
+	checks = count_cap_checks(_metadata, self, self->instance, self->event, false, secret,
+				  &noaudit);
 	EXPECT_LE(1, checks) TH_LOG("NAMED_OPEN made no CAP_DAC_OVERRIDE check");
 	EXPECT_EQ(0, noaudit) TH_LOG("NAMED_OPEN refused without an audited check");
-
 	waitvar_named_remove(self->fd, secret);
-	rmdir(inst);
-	snprintf(def, sizeof(def), "-:kprobes/%s", event);
-	snprintf(inst, sizeof(inst), "%s/kprobe_events", tracefs);
-	EXPECT_EQ(0, write_file_flags(inst, def, O_APPEND));
 }
 
 TEST_F(named, the_device_wide_limit_returns_enospc)
@@ -606,7 +625,7 @@ TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
 
 	/* Root's names, made here and in the child, are charged to it. */
 	ASSERT_EQ(0, get_param("max_user_names", &old_names));
-	ASSERT_EQ(0, set_param("max_user_names", old_names + NS_NAMES + 8));
+	ASSERT_EQ(0, param_override(&self->params, "max_user_names", old_names + NS_NAMES + 8));
 	ASSERT_EQ(0, pipe(up));
 	ASSERT_EQ(0, pipe(down));
 	child = fork();
@@ -614,8 +633,10 @@ TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
 	if (child == 0) {
 		close(up[0]);
 		close(down[1]);
-		if (unshare(CLONE_NEWUSER))
-			_exit(1);
+		if (unshare(CLONE_NEWUSER)) {
+			made = -errno;
+			_exit(write(up[1], &made, sizeof(made)) == sizeof(made) ? 0 : 1);
+		}
 		for (i = 0; i < NS_NAMES; i++) {
 			snprintf(name, sizeof(name), "%s-n%d", self->name, i);
 			made += !waitvar_named_create(self->fd, name, i, 0, 0600, &id);
@@ -631,7 +652,8 @@ TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
 	close(up[1]);
 	close(down[0]);
 	ASSERT_EQ((ssize_t)sizeof(made), read(up[0], &made, sizeof(made)))
-		TH_LOG("the child could not enter a user namespace of its own");
+		TH_LOG("the child died before it reported");
+	ASSERT_LE(0, made) TH_LOG("unshare(CLONE_NEWUSER): %s", strerror(-made));
 	EXPECT_EQ(NS_NAMES, made);
 	/* The same names here are other names: each one's own chain. */
 	snprintf(name, sizeof(name), "%s-n%d", self->name, 7);
@@ -641,7 +663,6 @@ TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
 	close(down[1]);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %d", status);
-	EXPECT_EQ(0, set_param("max_user_names", old_names));
 	ASSERT_LE(0, longest) TH_LOG("no name_chain_max in %s", SUMMARY_PATH);
 	TH_LOG("%d names in another namespace: the longest chain holds %ld", made, longest);
 	/* 1,000-odd names over 1,024 chains: a dozen in one is already 1 in 10^9. */
