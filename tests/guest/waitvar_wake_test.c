@@ -549,6 +549,8 @@ TEST_F(wake, a_descriptor_passed_by_scm_rights_shares_the_variables)
 	ASSERT_EQ(0, send_fd(sv[0], fd, id));
 	close(sv[0]);
 	ASSERT_EQ(1U, wait_stat(fd, id, waiters, 1U));
+	/* Listed is not yet asleep: a SET before the sleep is no wakeup. */
+	ASSERT_TRUE(task_sleeps_in(child, child, 'S'));
 	ASSERT_EQ(0, waitvar_set(fd, id, 9));
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
