@@ -592,19 +592,6 @@ TEST_F(named, the_device_wide_limit_returns_enospc)
 	}
 }
 
-/* debugfs's longest chain of the names' hash table, or -1. */
-static long name_chain_max(void)
-{
-	static char buf[1 << 17];
-	const char *p;
-	long n;
-
-	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
-		return -1;
-	p = strstr(buf, "\nname_chain_max ");
-	return p && sscanf(p, "\nname_chain_max %ld", &n) == 1 ? n : -1;
-}
-
 #define NS_NAMES 1000
 
 /*
@@ -619,7 +606,7 @@ TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
 	int up[2], down[2], status, i, made = 0;
 	char name[WAITVAR_NAME_MAX + 16], c;
 	unsigned int old_names = 0;
-	long longest;
+	long long longest;
 	uint32_t id = 0;
 	pid_t child;
 
@@ -659,12 +646,12 @@ TEST_F(named, names_spread_over_their_hash_table_whatever_their_namespace)
 	snprintf(name, sizeof(name), "%s-n%d", self->name, 7);
 	EXPECT_EQ(-ENOENT, waitvar_named_open(self->fd, name, &id));
 	ASSERT_EQ(0, waitvar_named_create(self->fd, self->name, 5, 0, 0600, &id));
-	longest = name_chain_max();
+	longest = summary_field("name_chain_max");
 	close(down[1]);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("child status %d", status);
 	ASSERT_LE(0, longest) TH_LOG("no name_chain_max in %s", SUMMARY_PATH);
-	TH_LOG("%d names in another namespace: the longest chain holds %ld", made, longest);
+	TH_LOG("%d names in another namespace: the longest chain holds %lld", made, longest);
 	/* 1,000-odd names over 1,024 chains: a dozen in one is already 1 in 10^9. */
 	EXPECT_GE(12, longest);
 }

@@ -154,6 +154,21 @@ static inline bool read_summary(struct summary *s)
 	       s->reserved >= 0;
 }
 
+/* The number on the summary's line "@key N" (one of its counts), or -1. */
+static inline long long summary_field(const char *key)
+{
+	static char buf[1 << 17];
+	char want[64];
+	long long n;
+	char *p;
+
+	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
+		return -1;
+	snprintf(want, sizeof(want), "\n%s ", key);
+	p = strstr(buf, want);
+	return p && sscanf(p + strlen(want), "%lld", &n) == 1 ? n : -1;
+}
+
 /* The variables of every open file, from the summary; -1 if unread. */
 static inline long device_vars(void)
 {

@@ -312,19 +312,6 @@ TEST_F(wake, filtered_wake_of_64_waiters_counts_those_whose_condition_holds)
 	EXPECT_EQ(0U, wait_stat(self->fd, id, spurious, 0U));
 }
 
-/* debugfs's count of the times filtered wakes let go of a waiter list, or -1. */
-static long long walk_breaks(void)
-{
-	static char buf[16384];
-	long long n;
-	char *p;
-
-	if (read_file(SUMMARY_PATH, buf, sizeof(buf)) <= 0)
-		return -1;
-	p = strstr(buf, "\nfiltered_walk_breaks ");
-	return p && sscanf(p, "\nfiltered_walk_breaks %lld", &n) == 1 ? n : -1;
-}
-
 #define NR_LONG 130	/* two batches of 64 waiters and two more */
 
 /*
@@ -351,10 +338,10 @@ TEST_F_TIMEOUT(wake, filtered_wake_walks_a_long_list_in_batches_of_64, 120)
 	}
 	for (i = 0; i < NR_LONG; i++)
 		ASSERT_TRUE(waiter_sleeps(&w[i]));
-	before = walk_breaks();
+	before = summary_field("filtered_walk_breaks");
 	ASSERT_LE(0, before) TH_LOG("no filtered_walk_breaks in %s", SUMMARY_PATH);
 	EXPECT_EQ(0, waitvar_wake_nr(self->fd, id, 0, WAITVAR_WAKE_FILTER));
-	after = walk_breaks();
+	after = summary_field("filtered_walk_breaks");
 	EXPECT_EQ(2, after - before) TH_LOG("%d waiters walked with %lld breaks", NR_LONG,
 					   after - before);
 	/* Nobody missed or woken twice across the breaks. */
