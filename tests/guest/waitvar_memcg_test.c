@@ -29,8 +29,6 @@ FIXTURE_TEARDOWN(memcg)
 	close(self->fd);
 }
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
-
 #define MEMCG_VARS 1000
 
 /* The "slab" bytes of a cgroup's memory.stat, or -1. */
@@ -110,9 +108,7 @@ static void check_memcg_charge(struct __test_metadata *_metadata, bool named)
 		nr = nr / 2 < MEMCG_VARS ? nr / 2 : MEMCG_VARS;
 		ASSERT_LT(0, nr);
 	}
-	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK))
-		ASSERT_EQ(0, mount("none", CGROUP_ROOT, "cgroup2", 0, NULL))
-			TH_LOG("mount cgroup2: %s", strerror(errno));
+	ASSERT_EQ(0, cgroup2_mount()) TH_LOG("mount cgroup2: %s", strerror(errno));
 	ASSERT_EQ(0, write_file(CGROUP_ROOT "/cgroup.subtree_control", "+memory"))
 		TH_LOG("no memory controller (CONFIG_MEMCG): %s", strerror(errno));
 	snprintf(cg, sizeof(cg), CGROUP_ROOT "/waitvar-test-%d", getpid());

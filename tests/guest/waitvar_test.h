@@ -544,6 +544,16 @@ static inline int run_as(uid_t uid, int (*fn)(struct peer *parent, void *arg), v
 	return peer_wait(&child, 60000);
 }
 
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+/* Mounts cgroup v2 at CGROUP_ROOT if nothing is there; 0 or -1. */
+static inline int cgroup2_mount(void)
+{
+	if (!access(CGROUP_ROOT "/cgroup.controllers", F_OK))
+		return 0;
+	return mount("none", CGROUP_ROOT, "cgroup2", 0, NULL);
+}
+
 /* Mounts tracefs where it belongs if it is not there; its path goes to @path. */
 static inline bool find_tracefs(char *path, size_t size)
 {
