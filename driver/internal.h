@@ -230,6 +230,7 @@ struct waitvar_file {
 	struct list_head node;
 };
 
+struct waitvar_jobctl_watch;
 struct waitvar_watch_file;
 
 /**
@@ -246,6 +247,8 @@ struct waitvar_watch_file;
  * @evals: times the condition was tested
  * @value: the value it held for
  * @dead: the variable was found dead
+ * @jobctl: a KILLABLE wait's watch for a stop or freeze; NULL otherwise
+ * @yielded: the wait ended for that watch, its condition false
  */
 struct waitvar_waiter {
 	struct list_head node;
@@ -259,6 +262,8 @@ struct waitvar_waiter {
 	unsigned int evals;
 	u64 value;
 	bool dead;
+	struct waitvar_jobctl_watch *jobctl;
+	bool yielded;
 };
 
 /**

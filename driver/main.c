@@ -202,7 +202,8 @@ static long waitvar_ioctl_features(struct waitvar_file *wf, struct waitvar_featu
 	arg->modes = WAITVAR_BIT_MASK(WAITVAR_MODE_COUNT);
 	arg->semantics = WAITVAR_SEM_NAMES_USERNS | WAITVAR_SEM_FREEZABLE |
 			 WAITVAR_SEM_OWNER_REMOVES | WAITVAR_SEM_BUCKET_PRIVILEGED |
-			 WAITVAR_SEM_HRTIMER | WAITVAR_SEM_RESTART_LEFT | WAITVAR_SEM_TIMENS;
+			 WAITVAR_SEM_HRTIMER | WAITVAR_SEM_RESTART_LEFT | WAITVAR_SEM_TIMENS |
+			 WAITVAR_SEM_KILLABLE_JOBCTL;
 	if (IS_ENABLED(CONFIG_WAITVAR_TEST_HOOKS))
 		arg->semantics |= WAITVAR_SEM_TEST_HOOKS;
 	arg->waitv_max = WAITVAR_WAITV_MAX;
@@ -260,6 +261,8 @@ static long waitvar_ioctl(struct file *file, unsigned int cmd,
 	/* A wait cut short hands back the time it has left for its restart. */
 	if (ret == -ERESTARTNOHAND && copy_to_user(up, &arg, _IOC_SIZE(cmd)))
 		return -EINTR;
+	if (ret == -ERESTARTNOINTR && copy_to_user(up, &arg, _IOC_SIZE(cmd)))
+		return -EFAULT;
 	if (ret || !(_IOC_DIR(cmd) & _IOC_READ))
 		return ret;
 	if (desc->undo)

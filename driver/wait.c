@@ -15,6 +15,8 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sched.h>
+#include <linux/sched/jobctl.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -72,6 +74,65 @@ static void waitvar_test_waitv_hold(void)
 static inline void waitvar_test_waitv_hold(void) { }
 #endif
 
+/*
+ * Neither the cgroup v2 freezer nor a group stop (SIGSTOP taken by another
+ * thread, a ptrace trap) wakes a TASK_KILLABLE sleeper: they set a jobctl
+ * bit and wake interruptible ones only, so a long KILLABLE wait would hold
+ * up a cgroup freeze or a group stop until it ended.  While a KILLABLE
+ * wait sleeps, an hrtimer looks for such a request every
+ * max_uninterruptible_ms (at least 10 ms), the bound on a sleep nothing
+ * else ends, and wakes the task when it finds one.  Its condition then
+ * reports it (waitvar_done()), and the wait returns -ERESTARTNOINTR: the
+ * task stops or freezes on its way out, and the call restarts, with the
+ * time left if its timeout is relative.  It never fails with EINTR.
+ */
+struct waitvar_jobctl_watch {
+	struct hrtimer timer;
+	struct task_struct *task;
+	ktime_t period;
+	bool requested;
+};
+
+#define WAITVAR_JOBCTL_REQUESTS (JOBCTL_STOP_PENDING | JOBCTL_TRAP_MASK | JOBCTL_TRAP_FREEZE)
+
+static enum hrtimer_restart waitvar_jobctl_check(struct hrtimer *timer)
+{
+	struct waitvar_jobctl_watch *jw = container_of(timer, struct waitvar_jobctl_watch, timer);
+
+	/*
+	 * The bit is set before TIF_SIGPENDING, which only the task clears,
+	 * in its signal path: seen with it, -ERESTARTNOINTR cannot reach
+	 * userspace.  Wakes as a waker does: the barrier in try_to_wake_up()
+	 * pairs with set_current_state() before the condition.
+	 */
+	if ((READ_ONCE(jw->task->jobctl) & WAITVAR_JOBCTL_REQUESTS) &&
+	    task_sigpending(jw->task)) {
+		WRITE_ONCE(jw->requested, true);
+		wake_up_process(jw->task);
+		return HRTIMER_NORESTART;
+	}
+	hrtimer_forward_now(timer, jw->period);
+	return HRTIMER_RESTART;
+}
+
+/* Starts @jw for a wait in @mode; it watches only a KILLABLE one. */
+static void waitvar_jobctl_start(struct waitvar_jobctl_watch *jw, u32 mode)
+{
+	jw->task = current;
+	jw->requested = false;
+	jw->period = ms_to_ktime(max(READ_ONCE(max_uninterruptible_ms), 10U));
+	hrtimer_init_on_stack(&jw->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	jw->timer.function = waitvar_jobctl_check;
+	if (mode == WAITVAR_MODE_KILLABLE)
+		hrtimer_start(&jw->timer, jw->period, HRTIMER_MODE_REL);
+}
+
+static void waitvar_jobctl_stop(struct waitvar_jobctl_watch *jw)
+{
+	hrtimer_cancel(&jw->timer);
+	destroy_hrtimer_on_stack(&jw->timer);
+}
+
 /* The end of every wait: destroyed, or op holds for the value. */
 static bool waitvar_test(struct waitvar_waiter *w)
 {
@@ -88,11 +149,17 @@ static bool waitvar_test(struct waitvar_waiter *w)
  * from the third test on, each is counted as a wakeup, and as a spurious
  * one if the condition is still false.  waitvar_ioctl_wait() takes the
  * last one back if the timeout or a signal, not a wake, ended the sleep.
+ * A KILLABLE wait's stop or freeze request also ends it (w->yielded).
  */
 static bool waitvar_done(struct waitvar_waiter *w)
 {
 	bool done = waitvar_test(w);
 
+	/* A stop or freeze to go to, not a wakeup: not counted. */
+	if (!done && w->jobctl && READ_ONCE(w->jobctl->requested)) {
+		w->yielded = true;
+		return true;
+	}
 	if (++w->evals > 2) {
 		atomic64_inc(&w->var->stats.woken);
 		if (!done)
@@ -268,6 +335,18 @@ static long waitvar_restart_relative(const struct waitvar_timeout *t, u64 *timeo
 }
 
 /*
+ * A KILLABLE wait left for a stop or freeze (struct waitvar_jobctl_watch):
+ * it restarts whatever the signal path does, a relative one for the time
+ * it has left.
+ */
+static long waitvar_restart_jobctl(const struct waitvar_timeout *t, u64 *timeout_ns)
+{
+	if (!t->restart)
+		waitvar_restart_relative(t, timeout_ns);
+	return -ERESTARTNOINTR;
+}
+
+/*
  * Turns what a wait_var_event() variant returned into 0 or an errno: the
  * jiffies variants return 0 on timeout and the jiffies left otherwise, the
  * hrtimer ones 0 or -ETIME.  A signal ends a wait with a relative timeout
@@ -388,6 +467,7 @@ static long waitvar_sleep(struct waitvar_waiter *w, u32 mode, const struct waitv
 
 long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 {
+	struct waitvar_jobctl_watch jw;
 	struct waitvar_waiter w = {};
 	struct waitvar_timeout t;
 	long ret;
@@ -419,10 +499,20 @@ long waitvar_ioctl_wait(struct waitvar_file *wf, struct waitvar_wait *arg)
 
 	atomic64_inc(&w.var->stats.waits);
 	waitvar_list_waiter(&w);
+	w.jobctl = &jw;
+	waitvar_jobctl_start(&jw, arg->mode);
 	ret = waitvar_wait_result(waitvar_sleep(&w, arg->mode, &t), &t, &arg->timeout_ns);
+	waitvar_jobctl_stop(&jw);
+	/*
+	 * Off the queue now: a wake that came while it left (an exclusive one
+	 * may have picked it) made the condition true first, so a last test
+	 * finds it, and the wait ends as woken rather than leave it unused.
+	 */
+	if (!ret && w.yielded && !waitvar_test(&w))
+		ret = waitvar_restart_jobctl(&t, &arg->timeout_ns);
 	waitvar_unlist_waiter(&w);
 	waitvar_account_end(w.var, ret);
-	if (ret && w.evals > 2) {
+	if (ret && w.evals > 2 && !w.yielded) {
 		/* The last test followed the timeout or a signal, not a wake. */
 		atomic64_dec(&w.var->stats.woken);
 		atomic64_dec(&w.var->stats.spurious);
@@ -495,6 +585,7 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 	unsigned int state = waitvar_mode_state(mode);
 	long left = t->coarse ? t->jiffies : MAX_SCHEDULE_TIMEOUT;
 	bool hr = t->timed && !t->coarse;
+	struct waitvar_jobctl_watch jw;
 	struct hrtimer_sleeper sl;
 	bool slept = false;
 	long ret = 0;
@@ -516,6 +607,7 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 		vw[i].wq_head = __var_waitqueue(&vw[i].w.var->value);
 	}
 
+	waitvar_jobctl_start(&jw, mode);
 	*index = waitvar_waitv_first(vw, count);
 	while (*index < 0) {
 		long intr = 0;
@@ -544,6 +636,10 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 			ret = intr;
 			break;
 		}
+		if (READ_ONCE(jw.requested)) {
+			ret = -ERESTARTNOINTR;
+			break;
+		}
 		if (!left || (hr && !READ_ONCE(sl.task))) {
 			ret = -ETIMEDOUT;
 			break;
@@ -569,6 +665,7 @@ static long waitvar_waitv_sleep(struct waitvar_vwait *vw, u32 count, u32 mode,
 	for (i = 0; i < count; i++)
 		if (vw[i].queue == i)
 			finish_wait(vw[i].wq_head, &vw[i].wbq.wq_entry);
+	waitvar_jobctl_stop(&jw);
 	if (hr) {
 		hrtimer_cancel(&sl.timer);
 		destroy_hrtimer_on_stack(&sl.timer);
@@ -634,6 +731,8 @@ static long waitvar_waitv_run(struct waitvar_file *wf, struct waitvar_waitv *arg
 	ret = waitvar_waitv_sleep(vw, got, arg->mode, t, &index);
 	if (ret == -ERESTARTSYS && !t->restart)
 		ret = waitvar_restart_relative(t, &arg->timeout_ns);
+	else if (ret == -ERESTARTNOINTR)
+		ret = waitvar_restart_jobctl(t, &arg->timeout_ns);
 	for (i = 0; i < got; i++) {
 		waitvar_unlist_waiter(&vw[i].w);
 		waitvar_account_end(vw[i].w.var, ret);

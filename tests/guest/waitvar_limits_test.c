@@ -72,7 +72,7 @@ TEST_F(limits, features_report_the_commands_flags_ops_modes_and_semantics)
 	const uint32_t must = WAITVAR_SEM_NAMES_USERNS | WAITVAR_SEM_FREEZABLE |
 			      WAITVAR_SEM_OWNER_REMOVES | WAITVAR_SEM_BUCKET_PRIVILEGED |
 			      WAITVAR_SEM_HRTIMER | WAITVAR_SEM_RESTART_LEFT |
-			      WAITVAR_SEM_TIMENS;
+			      WAITVAR_SEM_TIMENS | WAITVAR_SEM_KILLABLE_JOBCTL;
 	struct waitvar_features f;
 	size_t i;
 

@@ -2,7 +2,8 @@
 /*
  * WAIT's sleep modes and signals: an interruptible wait ends with EINTR;
  * killable, uninterruptible and io waits sleep in D through a handled signal,
- * need a timeout where documented, and a killable one ends only by SIGKILL.
+ * need a timeout where documented, and a killable one ends only by SIGKILL
+ * but lets a stop or the cgroup v2 freezer take its task.
  */
 #include <sys/wait.h>
 
@@ -16,6 +17,9 @@
 
 FIXTURE(wait_modes) {
 	int fd;
+	struct saved_params params;
+	char cgroup[128];	/* made by the test, removed at teardown */
+	pid_t child;		/* a child to kill at teardown, or 0 */
 };
 
 FIXTURE_SETUP(wait_modes)
@@ -26,6 +30,18 @@ FIXTURE_SETUP(wait_modes)
 
 FIXTURE_TEARDOWN(wait_modes)
 {
+	char path[160];
+
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);	/* ends a stopped or frozen one too */
+		waitpid(self->child, NULL, 0);
+	}
+	if (self->cgroup[0]) {
+		snprintf(path, sizeof(path), "%s/cgroup.freeze", self->cgroup);
+		write_file(path, "0");
+		EXPECT_EQ(0, rmdir(self->cgroup)) TH_LOG("%s: %s", self->cgroup, strerror(errno));
+	}
+	EXPECT_EQ(0, params_restore(&self->params));
 	close(self->fd);
 }
 
@@ -233,6 +249,257 @@ TEST_F(wait_modes, killable_untimed_wait_ends_only_by_sigkill)
 	ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
 	EXPECT_EQ(0U, st.waiters);
 	EXPECT_EQ(1U, st.signals);
+}
+
+/* The KILLABLE waits a stop or freeze must reach: each path of the driver. */
+static const struct killable_kind {
+	const char *name;
+	uint32_t create_flags;
+	uint32_t wait_flags;
+	bool waitv;
+} killable_kinds[] = {
+	{ "WAIT", 0, 0, false },
+	{ "WAIT, exclusive", 0, WAITVAR_WAIT_EXCLUSIVE, false },
+	{ "WAIT, relative timeout", 0, WAITVAR_WAIT_TIMEOUT, false },
+	{ "WAIT, jiffies timeout", 0, WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_JIFFIES, false },
+	{ "WAIT, spinlock variable", WAITVAR_CREATE_SPINLOCK, 0, false },
+	{ "WAIT, mutex variable, deadline", WAITVAR_CREATE_MUTEX, WAITVAR_WAIT_ABS_MONOTONIC,
+	  false },
+	{ "WAITV", 0, 0, true },
+	{ "WAITV, relative timeout", 0, WAITVAR_WAIT_TIMEOUT, true },
+};
+
+struct killable_wait {
+	int fd;
+	uint32_t id;
+	const struct killable_kind *kind;
+	int ret;
+};
+
+/* A KILLABLE wait of its kind, for a minute at most. */
+static void *killable_wait_main(void *data)
+{
+	struct killable_wait *kw = data;
+	const struct killable_kind *k = kw->kind;
+	struct waitvar_waitv_entry e = { .id = kw->id, .op = WAITVAR_OP_EQ, .operand = 1 };
+	uint32_t timed = WAITVAR_WAIT_TIMEOUT | WAITVAR_WAIT_ABS_MONOTONIC;
+	uint64_t timeout = k->wait_flags & timed ? 60000 * NSEC_PER_MSEC : 0;
+
+	if (k->wait_flags & WAITVAR_WAIT_ABS_MONOTONIC)
+		timeout += clock_ns(CLOCK_MONOTONIC);
+	if (k->waitv)
+		kw->ret = waitvar_waitv(kw->fd, &e, 1, WAITVAR_MODE_KILLABLE, k->wait_flags,
+					timeout, NULL);
+	else
+		kw->ret = waitvar_wait(kw->fd, kw->id, WAITVAR_OP_EQ, 1, WAITVAR_MODE_KILLABLE,
+				       k->wait_flags, timeout, NULL);
+	return NULL;
+}
+
+/*
+ * A child whose second thread waits on @id as @k says, while its first one
+ * joins it, asleep interruptibly: that one takes a SIGSTOP sent to the
+ * child and starts the group stop, which the waiting thread must then join
+ * (the kernel does not wake a TASK_KILLABLE sleeper for either).  SIGCONT
+ * runs a handler installed without SA_RESTART in the waiting thread, the
+ * only one that does not block it: that must not end the wait.  Exits 0
+ * once the wait held.
+ */
+static pid_t killable_child(int fd, uint32_t id, const struct killable_kind *k)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct killable_wait kw = { .fd = fd, .id = id, .kind = k };
+	pthread_t thread;
+	sigset_t cont;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	sigemptyset(&cont);
+	sigaddset(&cont, SIGCONT);
+	if (sigaction(SIGCONT, &sa, NULL) ||
+	    pthread_create(&thread, NULL, killable_wait_main, &kw) ||
+	    pthread_sigmask(SIG_BLOCK, &cont, NULL) ||
+	    pthread_join(thread, NULL))
+		_exit(99);
+	_exit(kw.ret < 0 ? -kw.ret : 0);
+}
+
+/* The tid of @pid's thread other than its first, or -1. */
+static pid_t second_thread(pid_t pid)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	while (now_ns() < deadline) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		pid_t tid = -1;
+
+		if (!d)
+			return -1;
+		while ((de = readdir(d)))
+			if (atoi(de->d_name) > 0 && atoi(de->d_name) != pid)
+				tid = atoi(de->d_name);
+		closedir(d);
+		if (tid > 0)
+			return tid;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* Waits up to 10 s for STATS of @id to show @waits waits, one asleep, and @tid in D. */
+static bool killable_asleep(int fd, uint32_t id, pid_t pid, pid_t tid, uint64_t waits)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	struct waitvar_stats st;
+
+	while (now_ns() < deadline) {
+		if (!waitvar_stats(fd, id, &st) && st.waits == waits && st.waiters == 1 &&
+		    task_state(pid, tid) == 'D')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Polls waitpid(@pid, @options | WNOHANG) for 10 s; its status, or -1. */
+static int waitpid_within(pid_t pid, int options)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	int status;
+
+	while (now_ns() < deadline) {
+		pid_t got = waitpid(pid, &status, options | WNOHANG);
+
+		if (got == pid)
+			return status;
+		if (got < 0)
+			return -1;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* True once @cg's cgroup.events says "frozen @frozen", within 10 s. */
+static bool cgroup_frozen_within(const char *cg, int frozen)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	char path[160], buf[256], want[16];
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cg);
+	snprintf(want, sizeof(want), "frozen %d\n", frozen);
+	while (now_ns() < deadline) {
+		if (read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, want))
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/* Stops (@cg NULL) or freezes the child @pid; true once done. */
+static bool take_child(pid_t pid, const char *cg)
+{
+	char path[160];
+	int status;
+
+	if (cg) {
+		snprintf(path, sizeof(path), "%s/cgroup.freeze", cg);
+		return !write_file(path, "1") && cgroup_frozen_within(cg, 1);
+	}
+	if (kill(pid, SIGSTOP))
+		return false;
+	status = waitpid_within(pid, WUNTRACED);
+	return status != -1 && WIFSTOPPED(status);
+}
+
+/* Continues or thaws what take_child() took; true once done. */
+static bool release_child(pid_t pid, const char *cg)
+{
+	char path[160];
+	int status;
+
+	if (cg) {
+		snprintf(path, sizeof(path), "%s/cgroup.freeze", cg);
+		return !write_file(path, "0") && cgroup_frozen_within(cg, 0);
+	}
+	if (kill(pid, SIGCONT))
+		return false;
+	status = waitpid_within(pid, WCONTINUED);
+	return status != -1 && WIFCONTINUED(status);
+}
+
+/*
+ * A stop (@cg NULL) or a freeze of cgroup @cg takes a child in a KILLABLE
+ * wait of each kind: the wait left for it (STATS counts one signal and no
+ * waiter), and once continued or thawed it restarts (a second wait) and
+ * ends by SET.  Without the driver's watch the stop or freeze would not
+ * complete while the wait sleeps.  The child sleeps a few of the watch's
+ * periods first, so that a watch that looked only once would miss it.
+ */
+static void check_killable_yields(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(wait_modes) *self, const char *cg)
+{
+	const unsigned int period_ms = 50;
+	char procs[160], pidbuf[16];
+	struct waitvar_stats st;
+	int status;
+	size_t i;
+
+	ASSERT_EQ(0, param_override(&self->params, "max_uninterruptible_ms", period_ms));
+	for (i = 0; i < ARRAY_LEN(killable_kinds); i++) {
+		const struct killable_kind *k = &killable_kinds[i];
+		uint32_t id = 0;
+		pid_t tid;
+
+		TH_LOG("%s", k->name);
+		ASSERT_EQ(0, waitvar_create(self->fd, 0, k->create_flags, &id));
+		self->child = killable_child(self->fd, id, k);
+		ASSERT_LT(0, self->child);
+		if (cg) {
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+			snprintf(pidbuf, sizeof(pidbuf), "%d", self->child);
+			ASSERT_EQ(0, write_file(procs, pidbuf));
+		}
+		tid = second_thread(self->child);
+		ASSERT_LT(0, tid);
+		ASSERT_TRUE(killable_asleep(self->fd, id, self->child, tid, 1));
+		usleep(4 * period_ms * 1000);
+		ASSERT_TRUE(take_child(self->child, cg))
+			TH_LOG("%s: not %s", k->name, cg ? "frozen" : "stopped");
+		ASSERT_EQ(0, waitvar_stats(self->fd, id, &st));
+		EXPECT_EQ(1U, st.signals);
+		EXPECT_EQ(0U, st.waiters);
+		EXPECT_EQ(0U, st.wakes);
+		ASSERT_TRUE(release_child(self->child, cg));
+		EXPECT_TRUE(killable_asleep(self->fd, id, self->child, tid, 2))
+			TH_LOG("%s: the wait did not restart", k->name);
+		ASSERT_EQ(0, waitvar_set(self->fd, id, 1));
+		status = waitpid_within(self->child, 0);
+		ASSERT_NE(-1, status) TH_LOG("%s: the child did not exit", k->name);
+		self->child = 0;
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("%s: status %#x", k->name, status);
+		ASSERT_EQ(0, waitvar_destroy(self->fd, id));
+	}
+}
+
+TEST_F(wait_modes, killable_wait_lets_a_stop_take_its_task)
+{
+	check_killable_yields(_metadata, self, NULL);
+}
+
+TEST_F(wait_modes, killable_wait_lets_the_cgroup_v2_freezer_take_its_task)
+{
+	char cg[sizeof(self->cgroup)];
+
+	ASSERT_EQ(0, cgroup2_mount()) TH_LOG("mount cgroup2: %s", strerror(errno));
+	snprintf(cg, sizeof(cg), CGROUP_ROOT "/waitvar-freeze-%d", getpid());
+	ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("%s: %s", cg, strerror(errno));
+	memcpy(self->cgroup, cg, sizeof(cg));
+	check_killable_yields(_metadata, self, cg);
 }
 
 TEST_HARNESS_MAIN

@@ -215,7 +215,17 @@ enum waitvar_mode {
  * task asleep here does not keep suspend or the cgroup v1 freezer from freezing
  * it, and the wait goes on once it is thawed (a wait the freezer catches
  * running, and an INTERRUPTIBLE one the cgroup v2 freezer stops, is
- * restarted as after a signal that runs no handler).
+ * restarted as after a signal that runs no handler).  A KILLABLE wait lets
+ * the cgroup v2 freezer, a group stop another thread of its process began
+ * (it took the SIGSTOP) or a ptrace trap take its task within
+ * max_uninterruptible_ms, 10 ms at least (WAITVAR_SEM_KILLABLE_JOBCTL): it
+ * is restarted as after a signal that runs no handler, whatever handlers
+ * run meanwhile, with the time left written to @timeout_ns if relative; it
+ * never fails with EINTR.  A stop signal the kernel hands to the waiting
+ * thread itself (the main thread, or the only one, is asked first) waits
+ * for the wait's end, as for every killable sleep.  IO and UNINTERRUPTIBLE
+ * waits hold a stop or freeze off until they end, at most
+ * max_uninterruptible_ms.
  * Signals: a wait with no timeout or with a deadline is restarted after a
  * handler installed with SA_RESTART, and fails with EINTR otherwise.  A
  * wait with a relative timeout (WAITVAR_SEM_RESTART_LEFT) writes the time
@@ -341,7 +351,8 @@ struct waitvar_watch {
  * @spurious: out: of those, the times it found its condition still false
  *	and slept again
  * @timeouts: out: waits that ended with ETIMEDOUT
- * @signals: out: waits that a signal ended
+ * @signals: out: waits that a signal ended, or that a KILLABLE wait left
+ *	for a stop or freeze (its restart counts as one more wait)
  *
  * Every out field must be 0 on input.  Counters start at 0 when the
  * variable is created.
@@ -501,6 +512,7 @@ struct waitvar_list {
 #define WAITVAR_SEM_HRTIMER		0x20U	/* hrtimer timeouts, REALTIME follows */
 #define WAITVAR_SEM_RESTART_LEFT	0x40U	/* relative waits restart, time left */
 #define WAITVAR_SEM_TIMENS		0x80U	/* MONOTONIC deadlines: caller's timens */
+#define WAITVAR_SEM_KILLABLE_JOBCTL	0x100U	/* KILLABLE waits let a stop or freeze in */
 
 /**
  * struct waitvar_features - argument of WAITVAR_IOC_FEATURES
