@@ -601,6 +601,26 @@ static inline bool task_sleeps_in(pid_t pid, pid_t tid, char state)
 }
 
 /*
+ * Waits up to 10 s for STATS of @id to count @waits waits and one waiter,
+ * and task @tid of @pid to sleep in @state: a child's wait, started or
+ * restarted @waits times, asleep.
+ */
+static inline bool stats_show_asleep(int fd, uint32_t id, pid_t pid, pid_t tid,
+				     uint64_t waits, char state)
+{
+	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
+	struct waitvar_stats st;
+
+	while (now_ns() < deadline) {
+		if (!waitvar_stats(fd, id, &st) && st.waits == waits && st.waiters == 1 &&
+		    task_state(pid, tid) == state)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
  * True once the thread whose tid is published in @tid sleeps in @state,
  * before it sets @done: after it stored its tid it does nothing but the
  * call under test, so that state means it sleeps in the kernel's wait.

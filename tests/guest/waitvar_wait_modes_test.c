@@ -350,21 +350,6 @@ static pid_t second_thread(pid_t pid)
 	return -1;
 }
 
-/* Waits up to 10 s for STATS of @id to show @waits waits, one asleep, and @tid in D. */
-static bool killable_asleep(int fd, uint32_t id, pid_t pid, pid_t tid, uint64_t waits)
-{
-	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-	struct waitvar_stats st;
-
-	while (now_ns() < deadline) {
-		if (!waitvar_stats(fd, id, &st) && st.waits == waits && st.waiters == 1 &&
-		    task_state(pid, tid) == 'D')
-			return true;
-		usleep(1000);
-	}
-	return false;
-}
-
 /* Polls waitpid(@pid, @options | WNOHANG) for 10 s; its status, or -1. */
 static int waitpid_within(pid_t pid, int options)
 {
@@ -465,7 +450,7 @@ static void check_killable_yields(struct __test_metadata *_metadata,
 		}
 		tid = second_thread(self->child);
 		ASSERT_LT(0, tid);
-		ASSERT_TRUE(killable_asleep(self->fd, id, self->child, tid, 1));
+		ASSERT_TRUE(stats_show_asleep(self->fd, id, self->child, tid, 1, 'D'));
 		usleep(4 * period_ms * 1000);
 		ASSERT_TRUE(take_child(self->child, cg))
 			TH_LOG("%s: not %s", k->name, cg ? "frozen" : "stopped");
@@ -474,7 +459,7 @@ static void check_killable_yields(struct __test_metadata *_metadata,
 		EXPECT_EQ(0U, st.waiters);
 		EXPECT_EQ(0U, st.wakes);
 		ASSERT_TRUE(release_child(self->child, cg));
-		EXPECT_TRUE(killable_asleep(self->fd, id, self->child, tid, 2))
+		EXPECT_TRUE(stats_show_asleep(self->fd, id, self->child, tid, 2, 'D'))
 			TH_LOG("%s: the wait did not restart", k->name);
 		ASSERT_EQ(0, waitvar_set(self->fd, id, 1));
 		status = waitpid_within(self->child, 0);

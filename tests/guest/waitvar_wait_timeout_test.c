@@ -309,21 +309,6 @@ static pid_t timed_wait_child(int fd, uint32_t id, long long timeout_ns, bool wa
 	return pid;
 }
 
-/* Waits up to 10 s for STATS of @id to count @waits waits, and @pid to sleep in S. */
-static bool child_waits(int fd, uint32_t id, pid_t pid, uint64_t waits)
-{
-	long long deadline = now_ns() + 10000 * NSEC_PER_MSEC;
-	struct waitvar_stats st;
-
-	while (now_ns() < deadline) {
-		if (!waitvar_stats(fd, id, &st) && st.waits == waits && st.waiters == 1 &&
-		    task_state(pid, pid) == 'S')
-			return true;
-		usleep(1000);
-	}
-	return false;
-}
-
 /* SIGSTOP, then SIGCONT, to @pid, each seen by waitpid(); false if it exited. */
 static bool stop_and_continue(pid_t pid)
 {
@@ -358,9 +343,9 @@ TEST_F(wait_timeout, stop_and_continue_resume_a_relative_timeout_wait)
 			ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
 			pid = timed_wait_child(self->fd, id, timeout, waitv);
 			ASSERT_LT(0, pid);
-			ASSERT_TRUE(child_waits(self->fd, id, pid, 1));
+			ASSERT_TRUE(stats_show_asleep(self->fd, id, pid, pid, 1, 'S'));
 			ASSERT_TRUE(stop_and_continue(pid));
-			EXPECT_TRUE(child_waits(self->fd, id, pid, 2))
+			EXPECT_TRUE(stats_show_asleep(self->fd, id, pid, pid, 2, 'S'))
 				TH_LOG("%s: the wait did not go on after SIGCONT",
 				       waitv ? "WAITV" : "WAIT");
 			if (!times_out)
