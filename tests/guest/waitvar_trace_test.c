@@ -3,7 +3,8 @@
  * The kernel side of the shared wait table as a user sees it: its size
  * (FEATURES, the debugfs view, the boot rule and wait_table_bits=), and the
  * sched_var_* trace events in tracefs for a wait and the wake that ends it,
- * and for a filtered wake, which walks no queue.
+ * and for a filtered wake, which walks no queue; a read of the debugfs view
+ * walks the table once.
  */
 #include "waitvar_test.h"
 
@@ -24,6 +25,7 @@ FIXTURE(trace) {
 	int fd;
 	char tracefs[64];
 	char clock[32];		/* the trace clock to restore, or "" */
+	char kprobe[48];	/* a kprobe event to remove, or "" */
 };
 
 FIXTURE_SETUP(trace)
@@ -32,6 +34,7 @@ FIXTURE_SETUP(trace)
 	ASSERT_LE(0, self->fd) TH_LOG("open /dev/waitvar: %s", strerror(errno));
 	self->tracefs[0] = '\0';
 	self->clock[0] = '\0';
+	self->kprobe[0] = '\0';
 }
 
 /* Turns the events off and restores the trace clock, whatever the test left behind. */
@@ -48,6 +51,17 @@ FIXTURE_TEARDOWN(trace)
 	if (self->clock[0]) {
 		snprintf(path, sizeof(path), "%s/trace_clock", self->tracefs);
 		write_file(path, self->clock);
+	}
+	if (self->kprobe[0]) {
+		char undef[64], kpath[160];
+
+		snprintf(kpath, sizeof(kpath), "%s/events/kprobes/%s/enable", self->tracefs,
+			 self->kprobe);
+		write_file(kpath, "0");
+		/* Without O_APPEND, a write to kprobe_events clears every event. */
+		snprintf(kpath, sizeof(kpath), "%s/kprobe_events", self->tracefs);
+		snprintf(undef, sizeof(undef), "-:kprobes/%s", self->kprobe);
+		EXPECT_EQ(0, write_file_flags(kpath, undef, O_APPEND));
 	}
 	close(self->fd);
 }
@@ -321,6 +335,79 @@ TEST_F(trace, a_filtered_wake_walks_no_queue)
 	EXPECT_TRUE(second == NULL) TH_LOG("two wakes of bucket %u: the filtered one walked it",
 					st.bucket);
 	free(buf);
+}
+
+static long count_char(const char *buf, size_t len, char c)
+{
+	long n = 0;
+
+	while (len--)
+		n += *buf++ == c;
+	return n;
+}
+
+/* The hits kprobe_profile counts for kprobe event @event, or -1. */
+static long kprobe_hits(const char *tracefs, const char *event)
+{
+	char path[128], line[256], name[64];
+	long hits, found = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/kprobe_profile", tracefs);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", name, &hits) == 2 && !strcmp(name, event))
+			found = hits;
+	fclose(f);
+	return found;
+}
+
+/*
+ * A read of the table file shows each queue once: a kprobe on the file's
+ * show function is hit once per line, plus at most once per read() for
+ * the line that did not fit the last buffer.  A show that printed the
+ * whole table (single_open()) would be hit a few times in all, the seq_file
+ * core running it again from the start each time its buffer overflowed.
+ */
+TEST_F(trace, a_read_of_the_table_walks_it_once)
+{
+	char def[160], path[160], buf[4096];
+	long lines = 0, reads = 0, hits;
+	struct waitvar_features f;
+	ssize_t n;
+	int fd;
+
+	if (!find_tracefs(self->tracefs, sizeof(self->tracefs)))
+		SKIP(return, "no tracefs");
+	snprintf(path, sizeof(path), "%s/kprobe_events", self->tracefs);
+	if (access(path, W_OK))
+		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
+	ASSERT_EQ(0, waitvar_features(self->fd, &f));
+	snprintf(self->kprobe, sizeof(self->kprobe), "waitvar_table_%d", getpid());
+	snprintf(def, sizeof(def), "p:kprobes/%s bit_wait_table_show", self->kprobe);
+	if (write_file_flags(path, def, O_APPEND)) {
+		self->kprobe[0] = '\0';
+		ASSERT_TRUE(false) TH_LOG("kprobe on bit_wait_table_show: %s", strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/events/kprobes/%s/enable", self->tracefs,
+		 self->kprobe);
+	ASSERT_EQ(0, write_file(path, "1"));
+	fd = open(TABLE_FILE, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", TABLE_FILE, strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		reads++;
+		lines += count_char(buf, n, '\n');
+	}
+	close(fd);
+	ASSERT_EQ(0, write_file(path, "0"));
+	hits = kprobe_hits(self->tracefs, self->kprobe);
+	EXPECT_EQ((long)f.wait_table_size + 1, lines);
+	EXPECT_LE(lines, hits) TH_LOG("%ld lines, shown %ld times in %ld reads", lines, hits,
+				      reads);
+	EXPECT_GE(lines + reads + 1, hits) TH_LOG("%ld lines, shown %ld times in %ld reads",
+						  lines, hits, reads);
 }
 
 TEST_HARNESS_MAIN
