@@ -638,7 +638,7 @@ build_series_mutants() {
 	if ! stamp_matches "$stamp" "$key"; then
 		rm -f "$stamp"
 		TREE=$mtree KBUILD=$mbuild kmake olddefconfig &&
-			TREE=$mtree KBUILD=$mbuild kmake "$KIMAGE_TARGET" modules || return
+			TREE=$mtree KBUILD=$mbuild kmake_image || return
 		stamp_write "$stamp" "$key"
 	fi
 	mkdir -p "$src"

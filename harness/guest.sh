@@ -224,6 +224,22 @@ cell_expected_skips() {
 		m($1, a) && m($2, t) && m($3, c) && m($4, d) { print $5 }'
 }
 
+# True unless the guest's log shows a kernel other than the one in $KBUILD:
+# its banner must carry the UTS_VERSION (build number and time) this build
+# wrote.  A stale image once booted an older kernel than the one built.
+booted_kernel_is_built() {
+	local want banner
+	want=$(sed -n 's/^#define UTS_VERSION "\(.*\)"$/\1/p' \
+		"$KBUILD/include/generated/utsversion.h" 2>/dev/null)
+	banner=$(grep -a -m1 -o 'Linux version .*' "$RUN_DIR/guest/dmesg.txt" 2>/dev/null)
+	if [ -n "$want" ] && [ -n "$banner" ] && [[ $banner != *"$want"* ]]; then
+		echo "the guest ran another kernel than $KBUILD/$KIMAGE:"
+		echo "  booted: $banner"
+		echo "  built:  $want"
+		return 1
+	fi
+}
+
 verdict() {
 	local args=(--console "$RUN_DIR/console.log" --ktap "$RUN_DIR/results.ktap")
 	args+=(--header "$(cell_header)")
@@ -235,6 +251,7 @@ verdict() {
 	[ "$QEMU_RC" != 124 ] || args+=(--timed-out)
 	local rc=0
 	"$TOP/harness/ktap-verdict.sh" "${args[@]}" || rc=$?
+	booted_kernel_is_built || [ "$rc" != 0 ] || rc=$EX_FAILED
 	echo "logs: $RUN_DIR (console.log, results.ktap, guest/dmesg.txt, NN-step.log)"
-	return $rc
+	return "$rc"
 }

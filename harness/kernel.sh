@@ -115,6 +115,18 @@ kmake() {
 		CC="ccache ${CROSS}gcc" -j"$JOBS" "$@"
 }
 
+# kmake_image: vmlinux and the modules, then the image QEMU boots, that one
+# without ccache: arm's decompressor takes the kernel in with .incbin,
+# which neither the preprocessor's output nor the compiler's dependency
+# list shows, so ccache returned the piggy.o of an older kernel and the
+# zImage booted that one (x86's piggy.S carries sizes, which mostly change).
+kmake_image() {
+	kmake vmlinux modules || return
+	# piggy.o wraps the kernel: made again each time, so no stale one stays.
+	rm -f "$KBUILD/arch/$KARCH/boot/compressed/piggy.o"
+	CCACHE_DISABLE=1 kmake "$KIMAGE_TARGET"
+}
+
 # Paths are relative to the cache in ccache's hash, so hits survive a move.
 # Depend mode: a miss costs no extra preprocessor run (about a fifth of a
 # cold kernel build's compile time in the default mode); hits come from the
@@ -218,10 +230,12 @@ apply_series() {
 	echo "series $SERIES_HASH applied (${#PATCHES[@]} patches$([ "$IN_TREE" = 0 ] || echo " + ${DEVICE_PATCH##*/}"))"
 }
 
-# The key of what a build dir holds: the config and the patched tree
-# (a new package version or a changed tree of the user's is rebuilt).
+# The key of what a build dir holds: the config, the patched tree (a new
+# package version or a changed tree of the user's is rebuilt) and how it
+# is built: image3 since kmake_image, so that a cache whose arm zImage
+# wraps an older kernel is built again.
 build_key() {
-	echo "$CONFIG_HASH $(cat "$TREE/.waitvar-series")"
+	echo "$CONFIG_HASH $(cat "$TREE/.waitvar-series") image3"
 }
 
 configure_kernel() {
@@ -263,7 +277,7 @@ build_kernel() {
 		echo "kernel $CONFIG_HASH up to date"
 		return 0
 	fi
-	kmake "$KIMAGE_TARGET" modules
+	kmake_image || return
 	# What a build of this config makes: the next build's progress measure.
 	find "$KBUILD" -name '*.o' | wc -l >"$KBUILD/.waitvar-objects"
 	stamp_write "$stamp" "$(build_key)"
