@@ -401,8 +401,90 @@ build_all() {
 # ---------------------------------------------------------------- commands
 
 cmd_test() {
+	local rc=0 boots_rc=0
 	boot_step test
-	verdict
+	verdict || rc=$?
+	# More boots of a guest that hung or a harness that failed would only cost time.
+	if [ ${#SUITES[@]} = 0 ] && [ "$rc" != "$EX_TIMEOUT" ] && [ "$rc" != "$EX_HARNESS" ]; then
+		extra_boots || boots_rc=$?
+	fi
+	return $((rc > boots_rc ? rc : boots_rc))
+}
+
+# The lines of harness/boots for this cell: label, parameters, memory, what.
+cell_boots() {
+	local device=module
+	[ "$IN_TREE" = 0 ] || device=built-in
+	list_file "$TOP/harness/boots" | awk -F'\t' -v a="$ARCH" -v t="$TREE_NAME" \
+		-v c="$CONFIG" -v d="$device" '
+		NF != 8 { print "harness/boots: not 8 tab-separated fields: " $0 > "/dev/stderr"; bad = 1; next }
+		function m(p, v) { return p == "*" || p == v }
+		m($1, a) && m($2, t) && m($3, c) && m($4, d) { print $5 "\t" $6 "\t" $7 "\t" $8 }
+		END { exit bad }'
+}
+
+# stage_boot LABEL WHAT: $STAGE, a copy of the run's stage ($1) with only
+# what the boot runs: the programs WHAT names, and the KUnit modules if it
+# names 'kunit'.
+stage_boot() {
+	local from=$1 what=$2 item
+	local -a items
+	mkdir -p "$STAGE" &&
+		rsync -a --delete --exclude /kunit "$from/" "$STAGE/" &&
+		rm -rf "$STAGE/kunit" && mkdir "$STAGE/kunit" && : >"$STAGE/suites" || return 1
+	IFS=, read -ra items <<<"$what"
+	for item in "${items[@]}"; do
+		if [ "$item" != kunit ]; then
+			echo "$item" >>"$STAGE/suites" || return 1
+		elif [ -z "$(find "$from/kunit" -name '*.ko')" ]; then
+			echo "run.sh: the boot runs the KUnit modules; the run staged none" >&2
+			return 1
+		else
+			find "$from/kunit" -name '*.ko' -exec cp -t "$STAGE/kunit/" {} + || return 1
+		fi
+	done
+}
+
+# Each boot of cell_boots, judged as the main one is, its verdict in its
+# folder and one line here.  Returns the worst status (the EX_* codes rank
+# by severity).
+extra_boots() {
+	local top=$RUN_DIR stage=$STAGE label params mem what rc worst=0 boots
+	local user_cmdline=$KCMDLINE
+	local -a machine=("${QEMU_MACHINE[@]}")
+	if ! boots=$(cell_boots); then
+		echo "run.sh: harness/boots cannot be read" >&2
+		return "$EX_HARNESS"
+	fi
+	while IFS=$'\t' read -r label params mem what; do
+		[ -n "$label" ] || continue
+		RUN_DIR=$top/boot-$label
+		STAGE=$RUN_DIR/stage
+		if ! stage_boot "$stage" "$what"; then
+			echo "run.sh: boot '$label': staging $STAGE failed" >&2
+			worst=$((worst > EX_HARNESS ? worst : EX_HARNESS))
+			continue
+		fi
+		KCMDLINE=$user_cmdline
+		[ "$params" = - ] || KCMDLINE+="${KCMDLINE:+ }$params"
+		QEMU_MACHINE=("${machine[@]}")
+		[ "$mem" = - ] || QEMU_MACHINE+=(-m "$mem")
+		echo "=== boot '$label' (kernel parameters: ${KCMDLINE:-none}$([ "$mem" = - ] || echo "; $mem MiB")): $what" >&2
+		boot_step test
+		rc=0
+		verdict >"$RUN_DIR/verdict.txt" 2>&1 || rc=$?
+		rm -rf "$STAGE"
+		echo "boot '$label': $([ "$rc" = 0 ] && echo pass || echo "FAIL ($rc)"):" \
+			"$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$RUN_DIR/verdict.txt" | tail -n 1)"
+		if [ "$rc" != 0 ]; then
+			sed 's/^/  /' "$RUN_DIR/verdict.txt" >&2
+			echo "run.sh: boot '$label' failed ($rc); its logs: $RUN_DIR" >&2
+		fi
+		worst=$((worst > rc ? worst : rc))
+	done <<<"$boots"
+	RUN_DIR=$top STAGE=$stage KCMDLINE=$user_cmdline
+	QEMU_MACHINE=("${machine[@]}")
+	return "$worst"
 }
 
 cmd_main() {

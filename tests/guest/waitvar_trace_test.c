@@ -6,6 +6,9 @@
  * and for a filtered wake, which walks no queue; a read of the debugfs view
  * walks the table once.
  */
+#include <ctype.h>
+#include <sys/klog.h>
+
 #include "waitvar_test.h"
 
 /* The kernel's harness is written for -Wall; it has unused parameters. */
@@ -118,15 +121,19 @@ static int possible_cpus(void)
 
 /*
  * wait_table_bits=N from the kernel command line, parsed as the kernel
- * does (any base, 4 to 20), or -1 where the kernel sizes by CPUs.
+ * does (kstrtouint(): any base, an optional '+', no '-'; 4 to 20), or -1
+ * where the kernel sizes by CPUs.  If @refused, whether it refuses one,
+ * the last such value in @bad.
  */
-static int cmdline_table_bits(void)
+static int cmdline_table_bits(bool *refused, char *bad, size_t size)
 {
 	static const char key[] = " wait_table_bits=";
 	char buf[4096], *p, *end;
 	unsigned long bits;
 	int last = -1;
 
+	if (refused)
+		*refused = false;
 	if (read_file("/proc/cmdline", buf, sizeof(buf)) <= 0)
 		return -1;
 	/* Each valid one replaces the one before, as early_param() handles them. */
@@ -134,11 +141,35 @@ static int cmdline_table_bits(void)
 		p += strlen(key);
 		errno = 0;
 		bits = strtoul(p, &end, 0);
-		if (!errno && end != p && (!*end || *end == ' ' || *end == '\n') &&
-		    bits >= 4 && bits <= 20)
+		if (*p != '-' && !isspace((unsigned char)*p) && !errno && end != p &&
+		    (!*end || *end == ' ' || *end == '\n') && bits >= 4 && bits <= 20) {
 			last = (int)bits;
+		} else if (refused) {
+			*refused = true;
+			snprintf(bad, size, "%.*s", (int)strcspn(p, " \n"), p);
+		}
 	}
 	return last;
+}
+
+/* The kernel's log buffer, NUL-terminated, or NULL; the caller frees it. */
+static char *kernel_log(void)
+{
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), len;
+	char *log;
+
+	if (size <= 0)
+		return NULL;
+	log = malloc((size_t)size + 1);
+	if (!log)
+		return NULL;
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, size);
+	if (len < 0) {
+		free(log);
+		return NULL;
+	}
+	log[len] = '\0';
+	return log;
 }
 
 /*
@@ -149,7 +180,7 @@ static int cmdline_table_bits(void)
 TEST_F(trace, wait_table_is_sized_by_cpus_or_the_boot_parameter)
 {
 	unsigned int size = driver_features().wait_table_size;
-	int bits = cmdline_table_bits(), cpus = possible_cpus();
+	int bits = cmdline_table_bits(NULL, NULL, 0), cpus = possible_cpus();
 	unsigned int want = 256;
 
 	ASSERT_LT(0, cpus);
@@ -163,6 +194,37 @@ TEST_F(trace, wait_table_is_sized_by_cpus_or_the_boot_parameter)
 		       size, cpus, bits);
 	EXPECT_EQ(want, size);
 	EXPECT_EQ((int)size, table_lines());
+}
+
+/*
+ * The kernel reports a wait_table_bits= it refuses, and no other: its log
+ * has the warning exactly when the command line has such a value.  Only
+ * while the log still holds the boot's first lines, where the warning is.
+ */
+TEST_F(trace, a_refused_wait_table_bits_is_reported)
+{
+	char bad[256], want[320], *log;
+	bool refused;
+
+	ASSERT_EQ(0U, getuid()) TH_LOG("needs root: the kernel log");
+	cmdline_table_bits(&refused, bad, sizeof(bad));
+	log = kernel_log();
+	ASSERT_TRUE(log != NULL) TH_LOG("klogctl: %s", strerror(errno));
+	if (!strstr(log, "Linux version ")) {
+		free(log);
+		/* Nothing to tell from a log that lost its start; a refusal must be seen. */
+		ASSERT_FALSE(refused) TH_LOG("the log lost its first lines: cannot see the warning");
+		ksft_print_msg("the log lost its first lines: no warning to look for\n");
+		return;
+	}
+	if (refused) {
+		ksft_print_msg("wait_table_bits refused on the command line: '%s'\n", bad);
+		snprintf(want, sizeof(want), "wait_table_bits=%s: not 4 to 20", bad);
+		EXPECT_TRUE(strstr(log, want) != NULL) TH_LOG("no '%s' in the log", want);
+	} else {
+		EXPECT_TRUE(strstr(log, ": not 4 to 20") == NULL);
+	}
+	free(log);
 }
 
 /* STATS' bucket indexes the whole table: variables land past the old 256. */
