@@ -214,14 +214,21 @@ cell_header() {
 		"($(IFS=+; echo "${names[*]}")), device $([ "$IN_TREE" = 1 ] && echo built-in || echo module)"
 }
 
-# The names of the tests this cell skips by design (harness/expected-skips).
-cell_expected_skips() {
+# cell_rows FILE: the lines of a per-cell list (arch, tree, config and
+# device, * for any, then the cell's own fields) that match this run's
+# cell, without their first four fields.
+cell_rows() {
 	local device=module
 	[ "$IN_TREE" = 0 ] || device=built-in
-	list_file "$TOP/harness/expected-skips" | awk -F'\t' -v a="$ARCH" -v t="$TREE_NAME" \
+	list_file "$1" | awk -F'\t' -v OFS='\t' -v a="$ARCH" -v t="$TREE_NAME" \
 		-v c="$CONFIG" -v d="$device" '
 		function m(p, v) { return p == "*" || p == v }
-		m($1, a) && m($2, t) && m($3, c) && m($4, d) { print $5 }'
+		m($1, a) && m($2, t) && m($3, c) && m($4, d) { $1 = $2 = $3 = $4 = ""; print substr($0, 5) }'
+}
+
+# The names of the tests this cell skips by design (harness/expected-skips).
+cell_expected_skips() {
+	cell_rows "$TOP/harness/expected-skips" | cut -f1
 }
 
 # True unless the guest's log shows a kernel other than the one in $KBUILD:
