@@ -54,9 +54,9 @@ tree_label() {
 	fi
 }
 
-# The patch files of kernel-patches/series, in order.
+# The patch files of kernel-patches/series for this run's tree, in order.
 series_patches() {
-	list_file "$TOP/kernel-patches/series" | sed "s|^|$TOP/kernel-patches/|"
+	series_for "$TOP/kernel-patches/series" "$TREE_NAME" | sed "s|^|$TOP/kernel-patches/|"
 }
 
 # config_names_fragments NAME: the fragments config NAME merges (configs).
@@ -189,7 +189,7 @@ check_series() {
 		return 0
 	fi
 	rm -f "$stamp"
-	"$TOP/kernel-patches/check-series.sh" "$SRC" | tee "$CACHE/kernel/series-check.tap"
+	"$TOP/kernel-patches/check-series.sh" "$SRC" --tree "$TREE_NAME" | tee "$CACHE/kernel/series-check.tap"
 	stamp_write "$stamp" "$key"
 	echo "series $REPO_SERIES_HASH: applies, checkpatch --strict clean"
 }
@@ -310,7 +310,8 @@ build_each_patch() {
 	fi
 	rm -rf "$stamp" "$dir"
 	ARCH=$KARCH CROSS_COMPILE=$CROSS CC="ccache ${CROSS}gcc" \
-		"$TOP/kernel-patches/check-series.sh" "$SRC" --build "$KBUILD/.config" "$dir"
+		"$TOP/kernel-patches/check-series.sh" "$SRC" --tree "$TREE_NAME" \
+		--build "$KBUILD/.config" "$dir"
 	rm -rf "$dir"
 	stamp_write "$stamp" "$key"
 	echo "each patch built on its own for config $CONFIG_HASH"

@@ -13,6 +13,18 @@ list_file() {
 	sed 's/#.*//; s/^[[:space:]]*//; s/[[:space:]]*$//; /^$/d' "$1"
 }
 
+# series_for SERIES TREE: the patch file names SERIES lists for the kernel
+# tree named TREE (a name of harness/trees), in order.  A line is a file
+# name, then optionally the names of the only trees it applies to (a
+# backport that the other trees already carry, a fix that only one needs);
+# without names, every tree.  A tree of the user's own (a path) takes the
+# lines without names.
+series_for() {
+	list_file "$1" | awk -v t="$2" '
+		NF == 1 { print $1; next }
+		{ for (i = 2; i <= NF; i++) if ($i == t) { print $1; next } }'
+}
+
 # hash_files FILE...: a content hash of the files, names included (relative
 # to $TOP when under it), order-sensitive.
 hash_files() {

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# check-series.sh PRISTINE_TREE [--build CONFIG BUILD_DIR]
+# check-series.sh PRISTINE_TREE [--tree NAME] [--build CONFIG BUILD_DIR]
 #
-# Applies kernel-patches/series, one patch at a time, to a scratch copy of
-# the pristine tree and runs checkpatch.pl --strict on each, and kernel-doc
-# on the C files and headers it touches (no warning it did not have
-# before the patch).  With --build,
-# also compiles, after each patch, the objects it touches (a .c file that is
-# #included by another is built through that one) and fs/inode.o as a user
-# of any header it changes, with W=1, using CONFIG as .config and the
-# toolchain in ARCH, CROSS_COMPILE and CC: each patch must build on its own
-# and add no W=1 warning in the files it touches.
+# Applies the patches kernel-patches/series lists for the tree NAME (a
+# name of harness/trees; default 6.1, the tree the series is written for),
+# one at a time, to a scratch copy of the pristine tree and runs
+# checkpatch.pl --strict on each, and kernel-doc on the C files and
+# headers it touches (no warning it did not have before the patch).  With
+# --build, also compiles, after each patch, the objects it touches (a .c
+# file that is #included by another is built through that one) and
+# fs/inode.o as a user of any header it changes, with W=1, using CONFIG as
+# .config and the toolchain in ARCH, CROSS_COMPILE and CC: each patch must
+# build on its own and add no W=1 warning in the files it touches.
 # Prints one TAP line per patch; fails naming the patch that does not apply,
 # is not clean or does not build.
 set -euo pipefail
@@ -17,20 +18,27 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=harness/lib.sh
 . "$here/../harness/lib.sh"
-usage="usage: check-series.sh PRISTINE_TREE [--build CONFIG BUILD_DIR]"
-src=${1:?$usage}
-config='' obj=''
-if [ $# -gt 1 ]; then
-	if [ $# -ne 4 ] || [ "$2" != --build ]; then
-		echo "$usage" >&2
-		exit "$EX_USAGE"
-	fi
-	config=$3 obj=$4
-	[ -f "$config" ] || { echo "check-series.sh: no config file $config" >&2; exit "$EX_USAGE"; }
-fi
+usage="usage: check-series.sh PRISTINE_TREE [--tree NAME] [--build CONFIG BUILD_DIR]"
+die_usage() {
+	echo "check-series.sh: $1" >&2
+	echo "$usage" >&2
+	exit "$EX_USAGE"
+}
+[ $# -ge 1 ] || die_usage "no tree given"
+src=$1 tree=6.1 config='' obj=''
+shift
+while [ $# -gt 0 ]; do
+	case $1 in
+	--tree) [ $# -ge 2 ] || die_usage "--tree needs a name"; tree=$2; shift 2 ;;
+	--build) [ $# -ge 3 ] || die_usage "--build needs CONFIG and BUILD_DIR"; config=$2 obj=$3; shift 3 ;;
+	*) die_usage "unknown argument '$1'" ;;
+	esac
+done
+[ -z "$config" ] || [ -f "$config" ] || { echo "check-series.sh: no config file $config" >&2; exit "$EX_USAGE"; }
 [ -f "$src/scripts/checkpatch.pl" ] || { echo "check-series.sh: no kernel tree at $src" >&2; exit "$EX_USAGE"; }
 
-mapfile -t patches < <(list_file "$here/series")
+mapfile -t patches < <(series_for "$here/series" "$tree")
+[ ${#patches[@]} -gt 0 ] || { echo "check-series.sh: the series lists no patch for tree '$tree'" >&2; exit "$EX_USAGE"; }
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/waitvar-series.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 cp -a "$src/." "$scratch/"

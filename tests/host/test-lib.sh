@@ -8,7 +8,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..12"
 
 printf '%s\n' '# a comment' '' 'one' '  two  # trailing comment' $'\tthree\t' '#four' >"$tmp/list"
 check "list_file drops comments, blanks, surrounding space" \
@@ -29,5 +29,21 @@ check "no stamp file does not match" "$(stamp_matches "$tmp/stamp" key && echo y
 stamp_write "$tmp/stamp" "key 1 2"
 check "a written stamp matches its key" "$(stamp_matches "$tmp/stamp" "key 1 2" && echo yes || echo no)" yes
 check "a stamp does not match another key" "$(stamp_matches "$tmp/stamp" "key 1" && echo yes || echo no)" no
+
+printf '%s\n' '# the series' 'a.patch' 'b.patch 6.1' 'c.patch 6.12  # only there' \
+	'd.patch 6.1 6.12' 'e.patch' >"$tmp/series"
+check "series_for: unmarked lines and those naming the tree, in order" \
+	"$(series_for "$tmp/series" 6.1 | paste -sd' ')" "a.patch b.patch d.patch e.patch"
+check "series_for: another tree skips what is marked for others" \
+	"$(series_for "$tmp/series" 6.12 | paste -sd' ')" "a.patch c.patch d.patch e.patch"
+check "series_for: a tree of one's own (a path) takes the unmarked lines" \
+	"$(series_for "$tmp/series" /src/linux | paste -sd' ')" "a.patch e.patch"
+
+# The repo's own series: every mark names a tree of harness/trees.
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+check "kernel-patches/series marks only trees of harness/trees" \
+	"$(list_file "$top/kernel-patches/series" | awk 'NR == FNR { t[$1] = 1; next }
+		{ for (i = 2; i <= NF; i++) if (!($i in t)) print "unknown tree " $i " for " $1 }' \
+		<(list_file "$top/harness/trees") -)" ""
 
 [ "$bad" = 0 ]
