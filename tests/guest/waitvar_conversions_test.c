@@ -8,8 +8,30 @@
  * inode_dio_wait(): direct-I/O AIO overwrites of a file on the ext4 root,
  * then a truncate of it, which waits for them (a var wait on i_dio_count
  * since 1c48d441468c, v6.12; backported to 6.1 by the series).
+ *
+ * bd_prepare_to_claim(): exclusive opens of two partitions of one loop
+ * disk from two threads, one waiting while the other's claim on the
+ * whole disk is in progress (a lock-protected var wait in the series).
+ *
+ * ext4_fc_del(): files written on an ext4 image made with fast commits,
+ * their inodes evicted by dropping caches while another thread's fsync()s
+ * fast-commit them: an inode evicted while its fast commit runs waits for
+ * it (a lock-protected var wait in the series).  An unlink cannot show
+ * it on 6.1: its eviction opens a journal handle first, which waits
+ * until the fast commit has ended.
+ *
+ * jbd2_journal_release_jbd_inode(): files written and unlinked on an
+ * image with a plain journal, where an inode evicted while the commit
+ * writes its data waits for it (a lock-protected var wait in the series).
  */
 #include <linux/aio_abi.h>
+#include <linux/fscrypt.h>
+#include <linux/loop.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
@@ -26,21 +48,40 @@
 #define DIO_CHUNK	(256 * 1024)
 #define DIO_CHUNKS	16
 #define DIO_ROUNDS	10
-/* A round writes 4 MiB twice, which takes seconds under KASAN and TCG. */
-#define DIO_TIMEOUT	300
+/*
+ * Each test starts no round after CONVERSION_TRY_S, so that one that
+ * fails still ends in TEST_TIMEOUT; passing ones take a round or two.
+ */
+#define CONVERSION_TRY_S	45
+#define TEST_TIMEOUT	150
 #define TRACE_BUF	(1 << 20)
+
+/* A loop disk of 8 MiB with two partitions, in an MBR made here. */
+#define DISK_SECTORS	16384
+#define PART1_START	2048
+#define PART1_SECTORS	4096
+#define PART2_START	(PART1_START + PART1_SECTORS)
+#define PART2_SECTORS	(DISK_SECTORS - PART2_START)
+#define CLAIM_OPENS	200
+#define CLAIM_ROUNDS	10
 
 FIXTURE(conversion) {
 	char tracefs[64];
 	char entry[48], exit_[48];	/* kprobe events to remove, or "" */
 	char file[64];			/* the test file to remove, or "" */
 	aio_context_t aio;
+	int loop;			/* the loop disk, or -1 */
+	char mnt[64];			/* the mount point to unmount, or "" */
+	char sysctl[2][48], saved[2][24];	/* sysctls to restore, or "" */
 };
 
 FIXTURE_SETUP(conversion)
 {
 	self->tracefs[0] = self->entry[0] = self->exit_[0] = self->file[0] = '\0';
 	self->aio = 0;
+	self->loop = -1;
+	self->mnt[0] = '\0';
+	self->sysctl[0][0] = self->sysctl[1][0] = '\0';
 	if (!find_tracefs(self->tracefs, sizeof(self->tracefs)))
 		SKIP(return, "no tracefs");
 }
@@ -81,18 +122,30 @@ FIXTURE_TEARDOWN(conversion)
 	}
 	if (self->aio)
 		syscall(__NR_io_destroy, self->aio);
+	for (int i = 0; i < 2; i++)
+		if (self->sysctl[i][0])
+			write_file(self->sysctl[i], self->saved[i]);
+	if (self->mnt[0]) {
+		umount(self->mnt);
+		rmdir(self->mnt);
+	}
+	if (self->loop >= 0) {
+		ioctl(self->loop, LOOP_CLR_FD, 0);
+		close(self->loop);
+	}
 	if (self->file[0])
 		unlink(self->file);
 }
 
 /*
  * Defines kprobe and kretprobe events on @func named @entry and @exit_,
- * enabled for task @tid only.  -1 with errno if the kernel has none.
+ * enabled for the tasks @filter selects.  -1 with errno if the kernel has
+ * none.
  */
-static int probe_function(const char *tracefs, const char *func, pid_t tid,
+static int probe_function(const char *tracefs, const char *func, const char *filter,
 			  const char *entry, const char *exit_)
 {
-	char path[128], def[128], filter[32];
+	char path[128], def[128];
 
 	snprintf(path, sizeof(path), "%s/kprobe_events", tracefs);
 	snprintf(def, sizeof(def), "p:kprobes/%s %s", entry, func);
@@ -101,24 +154,40 @@ static int probe_function(const char *tracefs, const char *func, pid_t tid,
 	snprintf(def, sizeof(def), "r:kprobes/%s %s", exit_, func);
 	if (write_file_flags(path, def, O_APPEND))
 		return -1;
-	snprintf(filter, sizeof(filter), "common_pid == %d", tid);
 	if (event_set(tracefs, "kprobes", entry, "1", filter) ||
 	    event_set(tracefs, "kprobes", exit_, "1", filter))
 		return -1;
 	return 0;
 }
 
+/* The pid of the task a trace line is from ("comm-pid [cpu] ..."), or -1. */
+static long line_pid(const char *line)
+{
+	const char *p = strstr(line, " [");
+
+	if (!p)
+		return -1;
+	while (p > line && p[-1] == ' ')
+		p--;
+	while (p > line && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p > line && p[-1] == '-' ? strtol(p, NULL, 10) : -1;
+}
+
 /*
- * In the trace, the sched_var_wait_start events that fall between an
- * @entry event and the next @exit_ one: var waits the function began.
- * The number of @entry events goes to @calls.
+ * In the trace, the sched_var_wait_start events that fall, for their own
+ * task, between an @entry event and the next @exit_ one: var waits the
+ * function began.  The number of @entry events goes to @calls.  Up to
+ * TRACE_TASKS tasks are followed; a line of any other task is ignored.
  */
+#define TRACE_TASKS	4
 static long var_waits_inside(const char *tracefs, const char *entry, const char *exit_,
 			     long *calls)
 {
 	char path[96], *buf, *line, *save = NULL, e[64], x[64];
-	long waits = 0;
-	bool inside = false;
+	long pids[TRACE_TASKS], pid, waits = 0;
+	bool inside[TRACE_TASKS] = { false };
+	int n = 0, t;
 
 	buf = malloc(TRACE_BUF);
 	if (!buf)
@@ -132,11 +201,21 @@ static long var_waits_inside(const char *tracefs, const char *entry, const char 
 	snprintf(x, sizeof(x), " %s:", exit_);
 	*calls = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		pid = line_pid(line);
+		if (pid < 0)
+			continue;
+		for (t = 0; t < n && pids[t] != pid; t++)
+			;
+		if (t == n) {
+			if (n == TRACE_TASKS)
+				continue;
+			pids[n++] = pid;
+		}
 		if (strstr(line, e))
-			inside = true, ++*calls;
+			inside[t] = true, ++*calls;
 		else if (strstr(line, x))
-			inside = false;
-		else if (inside && strstr(line, " sched_var_wait_start:"))
+			inside[t] = false;
+		else if (inside[t] && strstr(line, " sched_var_wait_start:"))
 			waits++;
 	}
 	free(buf);
@@ -164,7 +243,7 @@ static int fill_file(int fd, size_t size, char byte)
  * DIO_ROUNDS have passed.  A kernel whose inode_dio_wait() sleeps in a bit
  * wait (6.1 without the backport) shows no var wait in any round.
  */
-TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, DIO_TIMEOUT)
+TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, TEST_TIMEOUT)
 {
 	char path[128], trace[128];
 	struct iocb cbs[DIO_CHUNKS], *cbp[DIO_CHUNKS];
@@ -173,6 +252,7 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, DIO_TIMEO
 	struct statfs sfs;
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	long waits = 0, calls = 0;
+	long long begun;
 	void *buf;
 	int fd, dfd, round, i, done;
 
@@ -184,10 +264,10 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, DIO_TIMEO
 		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
 	snprintf(self->entry, sizeof(self->entry), "wvc_diow_%d", getpid());
 	snprintf(self->exit_, sizeof(self->exit_), "wvc_diow_ret_%d", getpid());
-	ASSERT_EQ(0, probe_function(self->tracefs, "inode_dio_wait", tid, self->entry,
+	snprintf(path, sizeof(path), "common_pid == %d", tid);
+	ASSERT_EQ(0, probe_function(self->tracefs, "inode_dio_wait", path, self->entry,
 				    self->exit_))
 		TH_LOG("kprobes on inode_dio_wait: %s", strerror(errno));
-	snprintf(path, sizeof(path), "common_pid == %d", tid);
 	ASSERT_EQ(0, event_set(self->tracefs, "sched", "sched_var_wait_start", "1", path))
 		TH_LOG("sched_var_wait_start: %s", strerror(errno));
 
@@ -202,7 +282,9 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, DIO_TIMEO
 		TH_LOG("io_setup: %s", strerror(errno));
 	snprintf(trace, sizeof(trace), "%s/trace", self->tracefs);
 
-	for (round = 1; round <= DIO_ROUNDS && !waits; round++) {
+	begun = clock_ns(CLOCK_MONOTONIC);
+	for (round = 1; round <= DIO_ROUNDS && !waits &&
+	     clock_ns(CLOCK_MONOTONIC) - begun < CONVERSION_TRY_S * 1000 * NSEC_PER_MSEC; round++) {
 		/* Overwrites of allocated blocks inside i_size: ext4 runs them async. */
 		ASSERT_EQ(0, fill_file(fd, (size_t)DIO_CHUNK * DIO_CHUNKS, 0));
 		for (i = 0; i < DIO_CHUNKS; i++) {
@@ -232,6 +314,532 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, DIO_TIMEO
 	free(buf);
 	close(dfd);
 	close(fd);
+}
+
+/* One MBR partition entry at @e: Linux type, LBA start and length. */
+static void mbr_entry(unsigned char *e, uint32_t start, uint32_t sectors)
+{
+	e[4] = 0x83;
+	for (int i = 0; i < 4; i++) {
+		e[8 + i] = (unsigned char)(start >> (8 * i));
+		e[12 + i] = (unsigned char)(sectors >> (8 * i));
+	}
+}
+
+/* Attaches @back to a free loop device; its fd (number in @nr) or -1. */
+static int loop_attach(int back, uint32_t flags, int *nr)
+{
+	struct loop_config cfg = { 0 };
+	char dev[32];
+	int ctl, loop;
+
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		return -1;
+	*nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (*nr < 0)
+		return -1;
+	snprintf(dev, sizeof(dev), "/dev/loop%d", *nr);
+	loop = open(dev, O_RDWR | O_CLOEXEC);
+	if (loop < 0)
+		return -1;
+	cfg.fd = (uint32_t)back;
+	cfg.info.lo_flags = flags;
+	if (ioctl(loop, LOOP_CONFIGURE, &cfg)) {
+		close(loop);
+		return -1;
+	}
+	return loop;
+}
+
+/*
+ * Makes @file a disk of DISK_SECTORS with two partitions and attaches it
+ * to a free loop device, partitions scanned; returns the loop fd (its
+ * number in @nr) or -1 with errno.
+ */
+static int loop_disk(const char *file, int *nr)
+{
+	unsigned char mbr[512] = { 0 };
+	int back, loop = -1;
+
+	back = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (back < 0)
+		return -1;
+	mbr_entry(mbr + 446, PART1_START, PART1_SECTORS);
+	mbr_entry(mbr + 462, PART2_START, PART2_SECTORS);
+	mbr[510] = 0x55;
+	mbr[511] = 0xaa;
+	if (!ftruncate(back, (off_t)DISK_SECTORS * 512) &&
+	    pwrite(back, mbr, sizeof(mbr), 0) == (ssize_t)sizeof(mbr))
+		loop = loop_attach(back, LO_FLAGS_PARTSCAN, nr);
+	close(back);
+	return loop;
+}
+
+struct claimer {
+	pthread_barrier_t *start;
+	char dev[32];
+	pid_t tid;
+	int opens, err;		/* exclusive opens done; errno of a failed one */
+};
+
+/* Opens its partition exclusively CLAIM_OPENS times, after the barrier. */
+static void *claim_loop(void *arg)
+{
+	struct claimer *c = arg;
+	int fd;
+
+	c->tid = (pid_t)syscall(SYS_gettid);
+	pthread_barrier_wait(c->start);	/* tids known: main sets the filters */
+	pthread_barrier_wait(c->start);	/* tracing on */
+	for (c->opens = 0; c->opens < CLAIM_OPENS; c->opens++) {
+		fd = open(c->dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+		if (fd < 0) {
+			c->err = errno;
+			break;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * An exclusive open of a partition claims the whole disk while it opens,
+ * and a second exclusive open, of the other partition, waits for that
+ * claim in bd_prepare_to_claim(): rounds of CLAIM_OPENS opens in each of
+ * two threads until one thread's open waited in a var wait there, or
+ * CLAIM_ROUNDS have passed.  A kernel that waits there on a bit queue or
+ * an open-coded wait (6.1, 6.12 before the series) shows none.
+ */
+TEST_F_TIMEOUT(conversion, exclusive_opens_of_two_partitions_wait_in_a_var_wait, TEST_TIMEOUT)
+{
+	char filter[96], trace[128];
+	struct claimer c[2] = { 0 };
+	pthread_barrier_t start;
+	pthread_t th[2];
+	struct stat st;
+	long waits = 0, calls = 0;
+	long long begun;
+	int nr, round, i;
+
+	snprintf(trace, sizeof(trace), "%s/kprobe_events", self->tracefs);
+	if (access(trace, W_OK))
+		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
+	if (access("/dev/loop-control", F_OK))
+		SKIP(return, "no loop devices in this kernel (CONFIG_BLK_DEV_LOOP)");
+	snprintf(self->file, sizeof(self->file), "%s/waitvar-disk-%d", DIO_DIR, getpid());
+	self->loop = loop_disk(self->file, &nr);
+	ASSERT_LE(0, self->loop) TH_LOG("a partitioned loop disk: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		snprintf(c[i].dev, sizeof(c[i].dev), "/dev/loop%dp%d", nr, i + 1);
+		/* devtmpfs makes the node before the partition scan returns. */
+		ASSERT_EQ(0, stat(c[i].dev, &st)) TH_LOG("%s: %s", c[i].dev, strerror(errno));
+		ASSERT_TRUE(S_ISBLK(st.st_mode));
+	}
+	snprintf(self->entry, sizeof(self->entry), "wvc_claim_%d", getpid());
+	snprintf(self->exit_, sizeof(self->exit_), "wvc_claim_ret_%d", getpid());
+	snprintf(trace, sizeof(trace), "%s/trace", self->tracefs);
+
+	begun = clock_ns(CLOCK_MONOTONIC);
+	for (round = 1; round <= CLAIM_ROUNDS && !waits &&
+	     clock_ns(CLOCK_MONOTONIC) - begun < CONVERSION_TRY_S * 1000 * NSEC_PER_MSEC; round++) {
+		ASSERT_EQ(0, pthread_barrier_init(&start, NULL, 3));
+		for (i = 0; i < 2; i++) {
+			c[i].start = &start;
+			c[i].err = 0;
+			ASSERT_EQ(0, pthread_create(&th[i], NULL, claim_loop, &c[i]));
+		}
+		pthread_barrier_wait(&start);
+		snprintf(filter, sizeof(filter), "common_pid == %d || common_pid == %d",
+			 c[0].tid, c[1].tid);
+		if (round == 1)
+			ASSERT_EQ(0, probe_function(self->tracefs, "bd_prepare_to_claim", filter,
+						    self->entry, self->exit_))
+				TH_LOG("kprobes on bd_prepare_to_claim: %s", strerror(errno));
+		ASSERT_EQ(0, event_set(self->tracefs, "kprobes", self->entry, "1", filter));
+		ASSERT_EQ(0, event_set(self->tracefs, "kprobes", self->exit_, "1", filter));
+		ASSERT_EQ(0, event_set(self->tracefs, "sched", "sched_var_wait_start", "1",
+				       filter))
+			TH_LOG("sched_var_wait_start: %s", strerror(errno));
+		ASSERT_EQ(0, write_file_flags(trace, "", O_TRUNC));
+		pthread_barrier_wait(&start);
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ(0, pthread_join(th[i], NULL));
+		pthread_barrier_destroy(&start);
+		for (i = 0; i < 2; i++) {
+			const struct claimer *ci = &c[i];
+
+			ASSERT_EQ(CLAIM_OPENS, ci->opens)
+				TH_LOG("%s: exclusive open %d: %s", ci->dev, ci->opens + 1,
+				       strerror(ci->err));
+		}
+		waits = var_waits_inside(self->tracefs, self->entry, self->exit_, &calls);
+		ASSERT_LE(0, waits);
+		/* Every open was traced, or the count means nothing. */
+		ASSERT_EQ(2 * CLAIM_OPENS, calls);
+		ksft_print_msg("round %d: bd_prepare_to_claim() called %ld times, %ld var waits inside\n",
+			       round, calls, waits);
+	}
+	EXPECT_LT(0, waits) TH_LOG("no exclusive open slept in a var wait in bd_prepare_to_claim()");
+}
+
+#define FC_IMAGE_SIZE	(64 << 20)
+#define FC_FILE_SIZE	(64 * 1024)
+#define FC_FILES	50
+/* A fast commit that writes this much data keeps its inodes long. */
+#define FC_COMMIT_CHUNK	(256 * 1024)
+#define FC_ROUNDS	10
+#define FC_STUCK_S	60
+
+/* Sets /proc/sys/@name to @value, saving the old value in slot @k. */
+static int sysctl_set(FIXTURE_DATA(conversion) *self, int k, const char *name,
+		      const char *value)
+{
+	char *nl;
+
+	snprintf(self->sysctl[k], sizeof(self->sysctl[k]), "/proc/sys/%s", name);
+	if (read_file(self->sysctl[k], self->saved[k], sizeof(self->saved[k])) <= 0) {
+		self->sysctl[k][0] = '\0';
+		return -1;
+	}
+	nl = strchr(self->saved[k], '\n');
+	if (nl)
+		*nl = '\0';
+	return write_file(self->sysctl[k], value);
+}
+
+/* Runs mkfs.ext4 -O @features on @image; its exit status, or -1. */
+static int mkfs_ext4(const char *image, const char *features)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, STDOUT_FILENO);
+		execlp("mkfs.ext4", "mkfs.ext4", "-q", "-F", "-O", features, image,
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Fast commits the journal of loop device @nr has done, or -1. */
+static long fast_commits(int nr)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/fs/ext4/loop%d/fc_info", nr);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strstr(buf, "fc stats:\n");
+	return p ? strtol(p + strlen("fc stats:\n"), NULL, 10) : -1;
+}
+
+/*
+ * Gives @dir a v2 encryption policy under a new key added to the
+ * filesystem at @mnt: 0, or -1 with errno.
+ */
+static int encrypt_dir(const char *mnt, const char *dir)
+{
+	struct {
+		struct fscrypt_add_key_arg arg;
+		unsigned char raw[FSCRYPT_MAX_KEY_SIZE];
+	} key = { 0 };
+	struct fscrypt_policy_v2 policy = {
+		.version = FSCRYPT_POLICY_V2,
+		.contents_encryption_mode = FSCRYPT_MODE_AES_256_XTS,
+		.filenames_encryption_mode = FSCRYPT_MODE_AES_256_CTS,
+		.flags = FSCRYPT_POLICY_FLAGS_PAD_32,
+	};
+	int fd, ret = -1;
+
+	key.arg.key_spec.type = FSCRYPT_KEY_SPEC_TYPE_IDENTIFIER;
+	key.arg.raw_size = FSCRYPT_MAX_KEY_SIZE;
+	for (int i = 0; i < FSCRYPT_MAX_KEY_SIZE; i++)
+		key.raw[i] = (unsigned char)(i * 7 + 1);
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, FS_IOC_ADD_ENCRYPTION_KEY, &key.arg))
+		goto out;
+	memcpy(policy.master_key_identifier, key.arg.key_spec.u.identifier,
+	       FSCRYPT_KEY_IDENTIFIER_SIZE);
+	close(fd);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, FS_IOC_SET_ENCRYPTION_POLICY, &policy);
+out:
+	close(fd);
+	return ret;
+}
+
+struct committer {
+	char path[96];
+	size_t chunk;		/* bytes written before each fsync */
+	atomic_bool stop;
+	atomic_long fsyncs;
+	int err;
+};
+
+/* Rewrites and fsync()s its file until told to stop: fast commits. */
+static void *commit_loop(void *arg)
+{
+	struct committer *c = arg;
+	static char block[FC_COMMIT_CHUNK];
+	long n;
+	int fd;
+
+	memset(block, 0xc3, sizeof(block));
+	fd = open(c->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		c->err = errno;
+		return NULL;
+	}
+	while (!atomic_load(&c->stop)) {
+		n = atomic_load(&c->fsyncs);
+		if (pwrite(fd, block, c->chunk, (off_t)(n % 16) * (off_t)c->chunk) < 0 ||
+		    fsync(fd)) {
+			c->err = errno;
+			break;
+		}
+		atomic_store(&c->fsyncs, n + 1);
+	}
+	close(fd);
+	return NULL;
+}
+
+struct evictor {
+	char dir[96];
+	bool drop;		/* evict by dropping caches, not by unlink */
+	pthread_barrier_t *start;
+	pid_t tid;
+	atomic_int done;	/* files written and evicted this round */
+	int err;
+};
+
+/*
+ * Writes FC_FILE_SIZE to each of FC_FILES files in its directory (made
+ * before the round and committed), closes it and evicts its inode: by
+ * unlinking it, or, with @drop, by dropping the inode caches (a linked
+ * inode's eviction takes no journal handle).  Counts the files in @done.
+ */
+static void *evict_loop(void *arg)
+{
+	static char buf[FC_FILE_SIZE];
+	struct evictor *e = arg;
+	char name[128];
+	int i, fd;
+
+	e->tid = (pid_t)syscall(SYS_gettid);
+	memset(buf, 0x3c, sizeof(buf));
+	pthread_barrier_wait(e->start);	/* tid known: main sets the filters */
+	pthread_barrier_wait(e->start);	/* tracing on */
+	for (i = 0; i < FC_FILES; i++) {
+		snprintf(name, sizeof(name), "%s/evicted-%d", e->dir, i);
+		fd = open(name, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) ||
+		    close(fd) || (!e->drop && unlink(name))) {
+			e->err = errno;
+			return NULL;
+		}
+		if (!e->drop)
+			atomic_store(&e->done, i + 1);
+	}
+	/*
+	 * A dirty inode is not evicted: drop caches until the flusher has
+	 * cleaned them, while the fsyncs fast-commit them.
+	 */
+	for (i = 0; e->drop && i < FC_FILES; i++) {
+		if (write_file("/proc/sys/vm/drop_caches", "2")) {
+			e->err = errno;
+			break;
+		}
+		atomic_store(&e->done, i + 1);
+	}
+	return NULL;
+}
+
+/* The kernel function task @tid sleeps in ("" if running), in @buf. */
+static const char *wchan(pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", tid);
+	if (read_file(path, buf, size) <= 0)
+		snprintf(buf, size, "?");
+	return buf;
+}
+
+/*
+ * The body of the commit tests: rounds of FC_FILES files made (and
+ * committed), then written and unlinked by one thread while another
+ * fsync()s a file elsewhere on an ext4 image made with @features and
+ * mounted with @options (each fsync commits every inode changed since
+ * the last, the written files among them), until an unlink waited in
+ * @func in a var wait or FC_ROUNDS have passed.  An evicting thread that
+ * makes no progress for FC_STUCK_S while the fsyncs go on is stuck, and
+ * fails the test with where it sleeps.
+ */
+static void commit_evictions(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(conversion) *self, const char *features,
+			     const char *options, bool encrypted, bool drop, const char *func)
+{
+	char path[160], chan[64];
+	struct committer c = { 0 };
+	struct evictor e = { 0 };
+	pthread_barrier_t start;
+	pthread_t cth, eth;
+	long waits = 0, calls = 0, commits = 0, fsyncs;
+	long long begun;
+	bool fast = strstr(features, "fast_commit");
+	int back, nr, round, i, done, idle;
+
+	snprintf(path, sizeof(path), "%s/kprobe_events", self->tracefs);
+	if (access(path, W_OK))
+		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
+	if (access("/dev/loop-control", F_OK))
+		SKIP(return, "no loop devices in this kernel (CONFIG_BLK_DEV_LOOP)");
+	snprintf(self->file, sizeof(self->file), "%s/waitvar-fc-%d", DIO_DIR, getpid());
+	back = open(self->file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ASSERT_LE(0, back) TH_LOG("%s: %s", self->file, strerror(errno));
+	ASSERT_EQ(0, ftruncate(back, FC_IMAGE_SIZE));
+	ASSERT_EQ(0, mkfs_ext4(self->file, features)) TH_LOG("mkfs.ext4 -O %s failed", features);
+	self->loop = loop_attach(back, 0, &nr);
+	close(back);
+	ASSERT_LE(0, self->loop) TH_LOG("a loop device: %s", strerror(errno));
+	snprintf(self->mnt, sizeof(self->mnt), "%s/waitvar-fc-mnt-%d", DIO_DIR, getpid());
+	ASSERT_EQ(0, mkdir(self->mnt, 0700));
+	snprintf(path, sizeof(path), "/dev/loop%d", nr);
+	if (mount(path, self->mnt, "ext4", 0, options)) {
+		rmdir(self->mnt);
+		self->mnt[0] = '\0';
+		ASSERT_EQ(0, errno) TH_LOG("mount %s: %s", path, strerror(errno));
+	}
+	if (fast) {
+		commits = fast_commits(nr);
+		ASSERT_LE(0, commits) TH_LOG("no fast commit statistics: fast commits are off");
+	}
+	snprintf(e.dir, sizeof(e.dir), "%s/files", self->mnt);
+	e.drop = drop;
+	ASSERT_EQ(0, mkdir(e.dir, 0700));
+	if (encrypted && encrypt_dir(self->mnt, e.dir)) {
+		if (errno == EOPNOTSUPP || errno == ENOTTY)
+			SKIP(return, "no fscrypt in this kernel (CONFIG_FS_ENCRYPTION)");
+		ASSERT_EQ(0, errno) TH_LOG("encrypting %s: %s", e.dir, strerror(errno));
+	}
+	snprintf(self->entry, sizeof(self->entry), "wvc_fcdel_%d", getpid());
+	snprintf(self->exit_, sizeof(self->exit_), "wvc_fcdel_ret_%d", getpid());
+
+	snprintf(c.path, sizeof(c.path), "%s/committed", self->mnt);
+	c.chunk = drop ? FC_COMMIT_CHUNK : 4096;
+	if (drop) {
+		/* The flusher cleans each inode a centisecond after its write. */
+		ASSERT_EQ(0, sysctl_set(self, 0, "vm/dirty_expire_centisecs", "1"));
+		ASSERT_EQ(0, sysctl_set(self, 1, "vm/dirty_writeback_centisecs", "1"));
+	}
+	ASSERT_EQ(0, pthread_create(&cth, NULL, commit_loop, &c));
+	begun = clock_ns(CLOCK_MONOTONIC);
+	for (round = 1; round <= FC_ROUNDS && !waits &&
+	     clock_ns(CLOCK_MONOTONIC) - begun < CONVERSION_TRY_S * 1000 * NSEC_PER_MSEC; round++) {
+		for (i = 0; i < FC_FILES; i++) {
+			snprintf(path, sizeof(path), "%s/evicted-%d", e.dir, i);
+			back = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			ASSERT_LE(0, back) TH_LOG("%s: %s", path, strerror(errno));
+			close(back);
+		}
+		sync();
+		ASSERT_EQ(0, pthread_barrier_init(&start, NULL, 2));
+		e.start = &start;
+		atomic_store(&e.done, 0);
+		ASSERT_EQ(0, pthread_create(&eth, NULL, evict_loop, &e));
+		pthread_barrier_wait(&start);
+		snprintf(path, sizeof(path), "common_pid == %d", e.tid);
+		if (round == 1)
+			ASSERT_EQ(0, probe_function(self->tracefs, func, path,
+						    self->entry, self->exit_))
+				TH_LOG("kprobes on %s: %s", func, strerror(errno));
+		ASSERT_EQ(0, event_set(self->tracefs, "kprobes", self->entry, "1", path));
+		ASSERT_EQ(0, event_set(self->tracefs, "kprobes", self->exit_, "1", path));
+		ASSERT_EQ(0, event_set(self->tracefs, "sched", "sched_var_wait_start", "1", path))
+			TH_LOG("sched_var_wait_start: %s", strerror(errno));
+		snprintf(path, sizeof(path), "%s/trace", self->tracefs);
+		ASSERT_EQ(0, write_file_flags(path, "", O_TRUNC));
+		pthread_barrier_wait(&start);
+		/* Stuck: no file done for FC_STUCK_S seconds while fsyncs went on. */
+		for (idle = 0, done = 0, fsyncs = atomic_load(&c.fsyncs);;) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec++;
+			if (!pthread_timedjoin_np(eth, NULL, &until))
+				break;
+			if (atomic_load(&e.done) != done) {
+				done = atomic_load(&e.done);
+				idle = 0;
+			} else if (atomic_load(&c.fsyncs) != fsyncs && ++idle >= FC_STUCK_S) {
+				ASSERT_LT(idle, FC_STUCK_S)
+					TH_LOG("round %d: the evicting thread is stuck after %d files, in %s, while fsyncs went on",
+					       round, done, wchan(e.tid, chan, sizeof(chan)));
+			}
+			fsyncs = atomic_load(&c.fsyncs);
+		}
+		pthread_barrier_destroy(&start);
+		ASSERT_EQ(FC_FILES, atomic_load(&e.done))
+			TH_LOG("file %d: %s", atomic_load(&e.done), strerror(e.err));
+		waits = var_waits_inside(self->tracefs, self->entry, self->exit_, &calls);
+		ASSERT_LE(0, waits);
+		ksft_print_msg("round %d: %ld fsyncs so far, %s() called %ld times, %ld var waits inside\n",
+			       round, atomic_load(&c.fsyncs), func, calls, waits);
+	}
+	atomic_store(&c.stop, true);
+	ASSERT_EQ(0, pthread_join(cth, NULL));
+	ASSERT_EQ(0, c.err) TH_LOG("fsync thread: %s", strerror(c.err));
+	/* The fsyncs made fast commits, or nothing here was tested. */
+	if (fast)
+		EXPECT_LT(commits, fast_commits(nr));
+	EXPECT_LT(0, waits) TH_LOG("no eviction slept in a var wait in %s()", func);
+}
+
+/*
+ * An inode evicted while a fast commit is writing it waits in
+ * ext4_fc_del() for that commit to end.  A kernel whose wait there is a
+ * bit wait (6.1, 6.12 before the series) shows no var wait.
+ */
+TEST_F_TIMEOUT(conversion, an_inode_evicted_in_its_fast_commit_waits_in_a_var_wait, TEST_TIMEOUT)
+{
+	commit_evictions(_metadata, self, "fast_commit", NULL, false, true, "ext4_fc_del");
+}
+
+/*
+ * The same for encrypted inodes, which on 64-bit kernels before the
+ * series' ext4 fix never woke: the wait and the wake named bit
+ * EXT4_STATE_FC_COMMITTING of i_flags, where the state flags start at
+ * bit 32 and bit 11 is EXT4_INODE_ENCRYPT, set on these inodes, so the
+ * wake function saw the bit still set and left the waiter asleep.
+ */
+TEST_F_TIMEOUT(conversion, an_encrypted_inode_evicted_in_its_fast_commit_is_woken, TEST_TIMEOUT)
+{
+	commit_evictions(_metadata, self, "fast_commit,encrypt", NULL, true, true, "ext4_fc_del");
+}
+
+/*
+ * An inode evicted while the journal commit writes its data waits in
+ * jbd2_journal_release_jbd_inode() for the commit to let it go: with
+ * blocks allocated at write time (nodelalloc), each written file is in
+ * the transaction the next fsync commits.  A kernel whose wait there is
+ * a bit wait (6.1, 6.12 before the series) shows no var wait.
+ */
+TEST_F_TIMEOUT(conversion, an_inode_released_during_its_commit_waits_in_a_var_wait, TEST_TIMEOUT)
+{
+	commit_evictions(_metadata, self, "has_journal", "nodelalloc", false, false,
+			 "jbd2_journal_release_jbd_inode");
 }
 
 TEST_HARNESS_MAIN
