@@ -181,15 +181,16 @@ apply_patch() {
 # Each patch applies to a pristine tree and is checkpatch --strict and
 # kernel-doc clean; redone only when the series or the checker changes.
 check_series() {
-	local stamp=$CACHE/kernel/series-check.ok key
+	local stamp=$CACHE/kernel/series-check$TREE_SUFFIX.ok key
 	key="$REPO_SERIES_HASH $(hash_files "$TOP/kernel-patches/check-series.sh" "$TOP/harness/lib.sh") $(source_key)"
 	if stamp_matches "$stamp" "$key"; then
-		cat "$CACHE/kernel/series-check.tap"
+		cat "$CACHE/kernel/series-check$TREE_SUFFIX.tap"
 		echo "series $REPO_SERIES_HASH checked before: applies, checkpatch --strict clean"
 		return 0
 	fi
 	rm -f "$stamp"
-	"$TOP/kernel-patches/check-series.sh" "$SRC" --tree "$TREE_NAME" | tee "$CACHE/kernel/series-check.tap"
+	"$TOP/kernel-patches/check-series.sh" "$SRC" --tree "$TREE_NAME" |
+		tee "$CACHE/kernel/series-check$TREE_SUFFIX.tap"
 	stamp_write "$stamp" "$key"
 	echo "series $REPO_SERIES_HASH: applies, checkpatch --strict clean"
 }

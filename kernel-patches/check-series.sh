@@ -37,6 +37,11 @@ done
 [ -z "$config" ] || [ -f "$config" ] || { echo "check-series.sh: no config file $config" >&2; exit "$EX_USAGE"; }
 [ -f "$src/scripts/checkpatch.pl" ] || { echo "check-series.sh: no kernel tree at $src" >&2; exit "$EX_USAGE"; }
 
+case $tree in
+*/*) ;;
+*) list_file "$here/../harness/trees" | cut -f1 | grep -qxF "$tree" ||
+	die_usage "no tree '$tree' in harness/trees (a tree of your own is a path)" ;;
+esac
 mapfile -t patches < <(series_for "$here/series" "$tree")
 [ ${#patches[@]} -gt 0 ] || { echo "check-series.sh: the series lists no patch for tree '$tree'" >&2; exit "$EX_USAGE"; }
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/waitvar-series.XXXXXX")
