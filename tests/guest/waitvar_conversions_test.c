@@ -6,7 +6,7 @@
  * the return from the function that waits (a kprobe and a kretprobe).
  *
  * inode_dio_wait(): direct-I/O AIO overwrites of a file on the ext4 root,
- * then a truncate of it, which waits for them (a var wait on i_dio_count
+ * then an fallocate() on it, which waits for them (a var wait on i_dio_count
  * since 1c48d441468c, v6.12; backported to 6.1 by the series).
  *
  * bd_prepare_to_claim(): exclusive opens of two partitions of one loop
@@ -33,7 +33,7 @@
 #define DIO_DIR		"/var/tmp"
 #define DIO_CHUNK	(256 * 1024)
 #define DIO_CHUNKS	16
-#define DIO_ROUNDS	10
+#define DIO_ROUNDS	100
 /*
  * Each test starts no round after CONVERSION_TRY_S, so that one that
  * fails still ends in TEST_TIMEOUT; passing ones take a round or two.
@@ -230,14 +230,15 @@ static int fill_file(int fd, size_t size, char byte)
 }
 
 /*
- * A truncate waits in inode_dio_wait() for the direct I/O in flight on
- * the file, and that wait is a var wait: rounds of DIO_CHUNKS AIO
- * overwrites, each round truncating the file at once, until a round's
- * truncate sleeps in inode_dio_wait() (the writes still in flight) or
- * DIO_ROUNDS have passed.  A kernel whose inode_dio_wait() sleeps in a bit
- * wait (6.1 without the backport) shows no var wait in any round.
+ * An fallocate() waits in inode_dio_wait() for the direct I/O in flight
+ * on the file, and that wait is a var wait: rounds of DIO_CHUNKS AIO
+ * overwrites, each followed at once by an fallocate() past the end of
+ * the file (ext4 waits for direct I/O before it allocates), until a
+ * round's fallocate() sleeps in inode_dio_wait() (the writes still in
+ * flight) or DIO_ROUNDS have passed.  A kernel whose inode_dio_wait()
+ * sleeps in a bit wait (6.1 without the backport) shows no var wait.
  */
-TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, TEST_TIMEOUT)
+TEST_F_TIMEOUT(conversion, fallocate_waits_for_direct_io_in_a_var_wait, TEST_TIMEOUT)
 {
 	char path[128], trace[128];
 	struct iocb cbs[DIO_CHUNKS], *cbp[DIO_CHUNKS];
@@ -280,11 +281,11 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, TEST_TIME
 		TH_LOG("io_setup: %s", strerror(errno));
 	snprintf(trace, sizeof(trace), "%s/trace", self->inst);
 
+	/* Overwrites of allocated blocks inside i_size: ext4 runs them async. */
+	ASSERT_EQ(0, fill_file(fd, (size_t)DIO_CHUNK * DIO_CHUNKS, 0));
 	begun = clock_ns(CLOCK_MONOTONIC);
 	for (round = 1; round <= DIO_ROUNDS && !waits &&
 	     clock_ns(CLOCK_MONOTONIC) - begun < CONVERSION_TRY_S * 1000 * NSEC_PER_MSEC; round++) {
-		/* Overwrites of allocated blocks inside i_size: ext4 runs them async. */
-		ASSERT_EQ(0, fill_file(fd, (size_t)DIO_CHUNK * DIO_CHUNKS, 0));
 		for (i = 0; i < DIO_CHUNKS; i++) {
 			memset(&cbs[i], 0, sizeof(cbs[i]));
 			cbs[i].aio_lio_opcode = IOCB_CMD_PWRITE;
@@ -297,7 +298,9 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, TEST_TIME
 		ASSERT_EQ(0, write_file_flags(trace, "", O_TRUNC));
 		ASSERT_EQ(DIO_CHUNKS, syscall(__NR_io_submit, self->aio, DIO_CHUNKS, cbp))
 			TH_LOG("io_submit: %s", strerror(errno));
-		ASSERT_EQ(0, ftruncate(fd, 0));
+		ASSERT_EQ(0, fallocate(fd, FALLOC_FL_KEEP_SIZE,
+				       (off_t)DIO_CHUNK * DIO_CHUNKS, 4096))
+			TH_LOG("fallocate: %s", strerror(errno));
 		for (done = 0; done < DIO_CHUNKS; done += i) {
 			/* No timeout: its struct differs with the libc's time_t. */
 			i = (int)syscall(__NR_io_getevents, self->aio, 1, DIO_CHUNKS - done,
@@ -306,13 +309,13 @@ TEST_F_TIMEOUT(conversion, truncate_waits_for_direct_io_in_a_var_wait, TEST_TIME
 		}
 		waits = var_waits_inside(self->inst, self->entry, self->exit_, &calls);
 		ASSERT_LE(0, waits) TH_LOG("the trace: %s", strerror(errno));
-		/* The truncate reached the probed function, or nothing was tested. */
-		ASSERT_LT(0, calls) TH_LOG("round %d: the truncate did not call inode_dio_wait()",
+		/* The fallocate() reached the probed function, or nothing was tested. */
+		ASSERT_LT(0, calls) TH_LOG("round %d: fallocate() did not call inode_dio_wait()",
 					   round);
 		ksft_print_msg("round %d: inode_dio_wait() called %ld times, %ld var waits inside\n",
 			       round, calls, waits);
 	}
-	EXPECT_LT(0, waits) TH_LOG("no truncate slept in a var wait in inode_dio_wait()");
+	EXPECT_LT(0, waits) TH_LOG("no fallocate() slept in a var wait in inode_dio_wait()");
 	free(buf);
 	close(dfd);
 	close(fd);
