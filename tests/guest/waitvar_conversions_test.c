@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 
 #include "waitvar_test.h"
 
@@ -59,6 +60,19 @@ FIXTURE(conversion) {
 	aio_context_t aio;
 	int loop;			/* the loop disk, or -1 */
 };
+
+/*
+ * The kprobe and kretprobe these tests put on inode_dio_wait()'s entry, a
+ * 16-bit Thumb push, oopsed the 6.1 armhf kernel (Thumb-2) as it stepped
+ * the push (t16_emulate_push(), then a jump to 0; matrix run
+ * 20261207-231156): on 32-bit arm kernels the tests place none.
+ */
+static bool kretprobes_break_here(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && !strncmp(u.machine, "armv7", 5);
+}
 
 FIXTURE_SETUP(conversion)
 {
@@ -252,6 +266,8 @@ TEST_F_TIMEOUT(conversion, fallocate_waits_for_direct_io_in_a_var_wait, TEST_TIM
 
 	if (!self->inst[0])
 		SKIP(return, "no tracefs, or no instances in it");
+	if (kretprobes_break_here())
+		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
 	ASSERT_EQ(0, statfs(DIO_DIR, &sfs));
 	if (sfs.f_type != EXT4_MAGIC)
 		SKIP(return, DIO_DIR " is not on ext4");
@@ -430,6 +446,8 @@ TEST_F_TIMEOUT(conversion, exclusive_opens_of_two_partitions_wait_in_a_var_wait,
 
 	if (!self->inst[0])
 		SKIP(return, "no tracefs, or no instances in it");
+	if (kretprobes_break_here())
+		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
 	snprintf(trace, sizeof(trace), "%s/kprobe_events", self->tracefs);
 	if (access(trace, W_OK))
 		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
