@@ -14,7 +14,7 @@ KERNEL_PACKAGES=(bc flex bison libssl-dev libelf-dev
 # 6.1, the default, whose cache paths predate --tree).
 tree_plan() {
 	local line
-	line=$(list_file "$TOP/harness/trees" | awk -F'\t' -v t="$TREE_ARG" '$1 == t')
+	line=$(tree_entry "$TOP/harness/trees" "$TREE_ARG")
 	TREE_NAME=$TREE_ARG TREE_PACKAGE='' TREE_TESTED=''
 	if [ -n "$line" ]; then
 		TREE_PACKAGE=$(cut -f2 <<<"$line")

@@ -25,6 +25,13 @@ series_for() {
 		{ for (i = 2; i <= NF; i++) if ($i == t) { print $1; next } }'
 }
 
+# tree_entry TREES NAME: the line of the trees list TREES (harness/trees:
+# name, Debian package, versions tested) for the tree named NAME, or
+# nothing.
+tree_entry() {
+	list_file "$1" | awk -F'\t' -v t="$2" '$1 == t'
+}
+
 # hash_files FILE...: a content hash of the files, names included (relative
 # to $TOP when under it), order-sensitive.
 hash_files() {

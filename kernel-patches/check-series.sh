@@ -39,7 +39,7 @@ done
 
 case $tree in
 */*) ;;
-*) list_file "$here/../harness/trees" | cut -f1 | grep -qxF "$tree" ||
+*) [ -n "$(tree_entry "$here/../harness/trees" "$tree")" ] ||
 	die_usage "no tree '$tree' in harness/trees (a tree of your own is a path)" ;;
 esac
 mapfile -t patches < <(series_for "$here/series" "$tree")

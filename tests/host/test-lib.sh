@@ -8,7 +8,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..14"
 
 printf '%s\n' '# a comment' '' 'one' '  two  # trailing comment' $'\tthree\t' '#four' >"$tmp/list"
 check "list_file drops comments, blanks, surrounding space" \
@@ -38,6 +38,11 @@ check "series_for: another tree skips what is marked for others" \
 	"$(series_for "$tmp/series" 6.12 | paste -sd' ')" "a.patch c.patch d.patch e.patch"
 check "series_for: a tree of one's own (a path) takes the unmarked lines" \
 	"$(series_for "$tmp/series" /src/linux | paste -sd' ')" "a.patch e.patch"
+
+printf '%s\n' '# trees' $'6.1\tlinux-source-6.1\t1' $'6.12\tlinux-source-6.12\t2' >"$tmp/trees"
+check "tree_entry: the line of the tree named" \
+	"$(tree_entry "$tmp/trees" 6.12 | cut -f2)" linux-source-6.12
+check "tree_entry: nothing for another name, a prefix included" "$(tree_entry "$tmp/trees" 6)" ""
 
 # The repo's own series: every mark names a tree of harness/trees.
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
