@@ -250,7 +250,9 @@ configure_kernel() {
 	kmake allnoconfig
 	"$TREE/scripts/kconfig/merge_config.sh" -m -O "$KBUILD" "$KBUILD/.config" "${FRAGMENTS[@]}"
 	kmake olddefconfig
-	# olddefconfig drops what Kconfig cannot satisfy: check every request.
+	# olddefconfig drops what Kconfig cannot satisfy: check every request,
+	# the last one of each option (a later fragment overrides, as in
+	# merge_config.sh).
 	while IFS= read -r line; do
 		case $line in
 		CONFIG_*=*)
@@ -262,7 +264,7 @@ configure_kernel() {
 			! grep -q "^$name=" "$KBUILD/.config" || missing+=("$line")
 			;;
 		esac
-	done < <(cat "${FRAGMENTS[@]}")
+	done < <(last_option_settings "${FRAGMENTS[@]}")
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "config options requested by the fragments but not set (unmet dependencies?):"
 		printf '  %s\n' "${missing[@]}"

@@ -32,6 +32,18 @@ tree_entry() {
 	list_file "$1" | awk -F'\t' -v t="$2" '$1 == t'
 }
 
+# last_option_settings FRAGMENT...: each kconfig option the fragments set
+# ('CONFIG_X=...' or '# CONFIG_X is not set'), once, as the last fragment
+# to set it does (a later fragment overrides, as in merge_config.sh), in
+# the order the options first appear.
+last_option_settings() {
+	cat "$@" | awk '
+		/^CONFIG_[A-Za-z0-9_]+=/ { n = $0; sub(/=.*/, "", n) }
+		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { n = $2 }
+		n != "" { if (!(n in last)) order[++k] = n; last[n] = $0; n = "" }
+		END { for (i = 1; i <= k; i++) print last[order[i]] }'
+}
+
 # hash_files FILE...: a content hash of the files, names included (relative
 # to $TOP when under it), order-sensitive.
 hash_files() {

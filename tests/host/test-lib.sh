@@ -44,6 +44,15 @@ check "tree_entry: the line of the tree named" \
 	"$(tree_entry "$tmp/trees" 6.12 | cut -f2)" linux-source-6.12
 check "tree_entry: nothing for another name, a prefix included" "$(tree_entry "$tmp/trees" 6)" ""
 
+printf '%s\n' 'CONFIG_A=y' '# a comment' 'CONFIG_PREEMPT=y' 'CONFIG_B="x=y"' >"$tmp/f1.config"
+printf '%s\n' '# CONFIG_PREEMPT is not set' 'CONFIG_A=m' 'CONFIG_C=y' >"$tmp/f2.config"
+check "last_option_settings: one line an option, the last fragment's" \
+	"$(last_option_settings "$tmp/f1.config" "$tmp/f2.config" | paste -sd'|')" \
+	'CONFIG_A=m|# CONFIG_PREEMPT is not set|CONFIG_B="x=y"|CONFIG_C=y'
+check "last_option_settings: the order of the fragments decides" \
+	"$(last_option_settings "$tmp/f2.config" "$tmp/f1.config" | paste -sd'|')" \
+	'CONFIG_PREEMPT=y|CONFIG_A=y|CONFIG_C=y|CONFIG_B="x=y"'
+
 # The repo's own series: every mark names a tree of harness/trees.
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 check "kernel-patches/series marks only trees of harness/trees" \
