@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 
 #include "waitvar_test.h"
 
@@ -33,10 +34,13 @@ FIXTURE_SETUP(wait_timeout)
 
 FIXTURE_TEARDOWN(wait_timeout)
 {
-	char path[128];
+	char path[160];
 
 	if (self->instance[0]) {
 		snprintf(path, sizeof(path), "%s/events/timer/timer_start/enable", self->instance);
+		write_file(path, "0");
+		snprintf(path, sizeof(path), "%s/events/timer/hrtimer_start/enable",
+			 self->instance);
 		write_file(path, "0");
 		rmdir(self->instance);
 	}
@@ -600,6 +604,120 @@ TEST_F(wait_timeout, jiffies_timeout_is_whole_ticks_plus_two)
 				       waitv ? "WAITV" : "WAIT", timeout / 1000, least);
 		}
 	}
+}
+
+/*
+ * The modes (mode=REL, ABS|HARD, ...) of the hrtimer_start lines of the
+ * sleepers' timers (hrtimer_wakeup) in @trace, as one string, each mode
+ * followed by a space; returns how many there are.
+ */
+static int sleeper_modes(const char *trace, char *modes, size_t size)
+{
+	int n = 0;
+
+	modes[0] = '\0';
+	for (const char *p = trace; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p), used = strlen(modes);
+		char line[512];
+		const char *m;
+
+		if (len >= sizeof(line))
+			continue;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		m = strstr(line, " mode=");
+		if (!strstr(line, " hrtimer_start: ") || !strstr(line, " function=hrtimer_wakeup ") ||
+		    !m)
+			continue;
+		snprintf(modes + used, size - used, "%.*s ", (int)strcspn(m + 6, " "), m + 6);
+		n++;
+	}
+	return n;
+}
+
+/* Whether this kernel is PREEMPT_RT: its version string says so. */
+static bool kernel_is_rt(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.version, " PREEMPT_RT ");
+}
+
+/*
+ * An hrtimer wait's timer expires where hrtimer_init_sleeper() puts it: on
+ * PREEMPT_RT in hard interrupt context for a real-time task only, in soft
+ * interrupt context for any other (elsewhere the HARD bit is never asked
+ * for).  The lock-protected forms (spinlock and mutex variables) cancel
+ * their timer with the lock held and once forced HARD for every task; a
+ * plain variable shows what every form should do.  hrtimer_start, in a
+ * tracefs instance of the test's own, filtered to this thread, shows the
+ * mode each wait's timer was started in: a relative timeout (REL) and a
+ * CLOCK_MONOTONIC deadline (ABS), as SCHED_OTHER and as SCHED_FIFO.
+ */
+TEST_F(wait_timeout, hrtimer_waits_expire_where_the_sleeper_chooses)
+{
+	static const uint32_t locks[] = { 0, WAITVAR_CREATE_SPINLOCK, WAITVAR_CREATE_MUTEX };
+	static const char *const lock_names[] = { "plain", "spinlock", "mutex" };
+	static char trace[1 << 16];
+	char tracefs[64], path[160], filter[48], modes[256], want[32];
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	bool rt = kernel_is_rt();
+	uint32_t ids[3];
+	int fd;
+
+	ASSERT_EQ(0U, getuid()) TH_LOG("needs root for tracefs and SCHED_FIFO");
+	if (!find_tracefs(tracefs, sizeof(tracefs)))
+		SKIP(return, "no tracefs: this kernel has no event tracing");
+	for (size_t l = 0; l < ARRAY_LEN(locks); l++)
+		ASSERT_EQ(0, waitvar_create(self->fd, 0, locks[l], &ids[l]));
+
+	snprintf(self->instance, sizeof(self->instance), "%s/instances/waitvar_hrtimer_%d",
+		 tracefs, (int)getpid());
+	ASSERT_EQ(0, mkdir(self->instance, 0700)) TH_LOG("%s: %s", self->instance, strerror(errno));
+	snprintf(path, sizeof(path), "%s/events/timer/hrtimer_start/filter", self->instance);
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)syscall(SYS_gettid));
+	ASSERT_EQ(0, write_file(path, filter)) TH_LOG("%s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/events/timer/hrtimer_start/enable", self->instance);
+	ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
+	snprintf(path, sizeof(path), "%s/trace", self->instance);
+
+	for (int realtime = 0; realtime < 2; realtime++) {
+		ASSERT_EQ(0, sched_setscheduler(0, realtime ? SCHED_FIFO : SCHED_OTHER,
+						realtime ? &fifo : &other))
+			TH_LOG("sched_setscheduler: %s", strerror(errno));
+		for (size_t l = 0; l < ARRAY_LEN(locks); l++) {
+			for (int deadline = 0; deadline < 2; deadline++) {
+				uint32_t flags = deadline ? WAITVAR_WAIT_ABS_MONOTONIC :
+							    WAITVAR_WAIT_TIMEOUT;
+				/* Long enough to be armed before a deadline passes, under KASAN. */
+				long long t = 20 * NSEC_PER_MSEC;
+				int n;
+
+				/* Opening the trace with O_TRUNC empties the instance's buffer. */
+				fd = open(path, O_WRONLY | O_TRUNC);
+				ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+				close(fd);
+				if (deadline)
+					t += clock_ns(CLOCK_MONOTONIC);
+				EXPECT_EQ(-ETIMEDOUT, waitvar_wait(self->fd, ids[l], WAITVAR_OP_EQ,
+								   1, 0, flags, t, NULL));
+				ASSERT_LE(0, read_file(path, trace, sizeof(trace)));
+				n = sleeper_modes(trace, modes, sizeof(modes));
+				snprintf(want, sizeof(want), "%s%s ", deadline ? "ABS" : "REL",
+					 rt && realtime ? "|HARD" : "");
+				EXPECT_EQ(1, n) TH_LOG("%s %s wait: %d sleeper timers started:\n%s",
+						       lock_names[l], deadline ? "deadline" :
+						       "timeout", n, trace);
+				EXPECT_STREQ(want, modes)
+					TH_LOG("%s %s wait as %s (%s kernel): timer modes %s",
+					       lock_names[l], deadline ? "deadline" : "timeout",
+					       realtime ? "SCHED_FIFO" : "SCHED_OTHER",
+					       rt ? "a PREEMPT_RT" : "a non-RT", modes);
+			}
+		}
+	}
+	EXPECT_EQ(0, sched_setscheduler(0, SCHED_OTHER, &other));
 }
 
 /*
