@@ -12,8 +12,17 @@
  * bd_prepare_to_claim(): exclusive opens of two partitions of one loop
  * disk from two threads, one waiting while the other's claim on the
  * whole disk is in progress (a lock-protected var wait in the series).
+ *
+ * inode_wait_for_writeback(): unlinks of files that syncfs() is writing
+ * back, whose eviction waits for I_SYNC to clear (a var wait since
+ * 532980cb1bff, v6.12, backported to 6.1 by the series).  That wait is
+ * mainline's own loop, which emits no sched_var_wait_start: the test
+ * counts sleeps (sched_switch in state D) that follow a call of
+ * inode_bit_waitqueue(), the var wait's set-up, inside the function.
  */
 #include <linux/aio_abi.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
@@ -43,6 +52,17 @@
 #define TEST_TIMEOUT	150
 #define TRACE_BUF	(1 << 20)
 
+/*
+ * Files written and then unlinked while syncfs() writes them.  Each has
+ * SYNC_PAGES pages of data with a hole after each, so that writeback
+ * allocates and submits them one extent at a time: the file stays under
+ * I_SYNC long after its first extent shows allocated.
+ */
+#define SYNC_FILES	2
+#define SYNC_PAGE	4096
+#define SYNC_PAGES	2048
+#define SYNC_ROUNDS	20
+
 /* A loop disk of 8 MiB with two partitions, in an MBR made here. */
 #define DISK_SECTORS	16384
 #define PART1_START	2048
@@ -56,6 +76,7 @@ FIXTURE(conversion) {
 	char tracefs[64];
 	char inst[96];			/* the test's tracefs instance, or "" */
 	char entry[48], exit_[48];	/* kprobe events to remove, or "" */
+	char marker[48];		/* a third kprobe event to remove, or "" */
 	char file[64];			/* the test file to remove, or "" */
 	aio_context_t aio;
 	int loop;			/* the loop disk, or -1 */
@@ -77,6 +98,7 @@ static bool kretprobes_break_here(void)
 FIXTURE_SETUP(conversion)
 {
 	self->tracefs[0] = self->inst[0] = self->entry[0] = self->exit_[0] = '\0';
+	self->marker[0] = '\0';
 	self->file[0] = '\0';
 	self->aio = 0;
 	self->loop = -1;
@@ -118,15 +140,20 @@ FIXTURE_TEARDOWN(conversion)
 {
 	if (self->inst[0]) {
 		event_set(self->inst, "sched", "sched_var_wait_start", "0", "0");
+		event_set(self->inst, "sched", "sched_switch", "0", "0");
 		if (self->entry[0])
 			event_set(self->inst, "kprobes", self->entry, "0", NULL);
 		if (self->exit_[0])
 			event_set(self->inst, "kprobes", self->exit_, "0", NULL);
+		if (self->marker[0])
+			event_set(self->inst, "kprobes", self->marker, "0", NULL);
 		rmdir(self->inst);
 		if (self->entry[0])
 			kprobe_remove(self->tracefs, self->entry);
 		if (self->exit_[0])
 			kprobe_remove(self->tracefs, self->exit_);
+		if (self->marker[0])
+			kprobe_remove(self->tracefs, self->marker);
 	}
 	if (self->aio)
 		syscall(__NR_io_destroy, self->aio);
@@ -189,14 +216,17 @@ static long var_waits_inside(const char *tracefs, const char *entry, const char 
 	char path[128], *buf, *line, *save = NULL, e[64], x[64];
 	long pids[TRACE_TASKS], pid, waits = 0;
 	bool inside[TRACE_TASKS] = { false };
+	ssize_t len;
 	int n = 0, t;
 
 	buf = malloc(TRACE_BUF);
 	if (!buf)
 		return -1;
 	snprintf(path, sizeof(path), "%s/trace", tracefs);
-	if (read_file(path, buf, TRACE_BUF) < 0) {
+	len = read_file(path, buf, TRACE_BUF);
+	if (len < 0 || len == TRACE_BUF - 1) {
 		free(buf);
+		errno = len < 0 ? errno : EFBIG;	/* a full buffer may have cut the trace */
 		return -1;
 	}
 	snprintf(e, sizeof(e), " %s:", entry);
@@ -228,6 +258,67 @@ static long var_waits_inside(const char *tracefs, const char *entry, const char 
 	}
 	free(buf);
 	return waits;
+}
+
+/*
+ * In the trace, for each task, the sleeps (sched_switch with prev_state D)
+ * that follow a @marker event between an @entry event and the next @exit_
+ * one: waits the function set up with @marker's function and slept in.
+ * The number of @entry events goes to @calls.  As var_waits_inside().
+ */
+static long sleeps_inside(const char *tracefs, const char *entry, const char *exit_,
+			  const char *marker, long *calls)
+{
+	char path[128], *buf, *line, *save = NULL, e[64], x[64], m[64];
+	bool inside[TRACE_TASKS] = { false }, armed[TRACE_TASKS] = { false };
+	long pids[TRACE_TASKS], pid, sleeps = 0;
+	ssize_t len;
+	int n = 0, t;
+
+	buf = malloc(TRACE_BUF);
+	if (!buf)
+		return -1;
+	snprintf(path, sizeof(path), "%s/trace", tracefs);
+	len = read_file(path, buf, TRACE_BUF);
+	if (len < 0 || len == TRACE_BUF - 1) {
+		free(buf);
+		errno = len < 0 ? errno : EFBIG;	/* a full buffer may have cut the trace */
+		return -1;
+	}
+	snprintf(e, sizeof(e), " %s:", entry);
+	snprintf(x, sizeof(x), " %s:", exit_);
+	snprintf(m, sizeof(m), " %s:", marker);
+	*calls = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "[LOST ")) {
+			free(buf);
+			errno = ENOBUFS;
+			return -1;
+		}
+		pid = line_pid(line);
+		if (pid < 0)
+			continue;
+		for (t = 0; t < n && pids[t] != pid; t++)
+			;
+		if (t == n) {
+			if (n == TRACE_TASKS)
+				continue;
+			pids[n++] = pid;
+		}
+		if (strstr(line, e)) {
+			inside[t] = true, armed[t] = false, ++*calls;
+		} else if (strstr(line, x)) {
+			inside[t] = armed[t] = false;
+		} else if (inside[t] && strstr(line, m)) {
+			armed[t] = true;
+		} else if (inside[t] && armed[t] && strstr(line, " sched_switch:") &&
+			   strstr(line, " prev_state=D ")) {
+			sleeps++;
+			armed[t] = false;
+		}
+	}
+	free(buf);
+	return sleeps;
 }
 
 /* Fills @fd with @size bytes of @byte, allocated and on disk. */
@@ -514,6 +605,137 @@ TEST_F_TIMEOUT(conversion, exclusive_opens_of_two_partitions_wait_in_a_var_wait,
 			       round, calls, waits);
 	}
 	EXPECT_LT(0, waits) TH_LOG("no exclusive open slept in a var wait in bd_prepare_to_claim()");
+}
+
+/* Whether writeback has allocated the first extent of the file at @path. */
+static bool blocks_allocated(const char *path)
+{
+	struct {
+		struct fiemap map;
+		struct fiemap_extent extent;
+	} fm;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool done;
+
+	if (fd < 0)
+		return true;
+	memset(&fm, 0, sizeof(fm));
+	fm.map.fm_length = FIEMAP_MAX_OFFSET;
+	fm.map.fm_extent_count = 1;	/* no FIEMAP_FLAG_SYNC: that would write it back */
+	done = ioctl(fd, FS_IOC_FIEMAP, &fm.map) || (fm.map.fm_mapped_extents &&
+		!(fm.extent.fe_flags & FIEMAP_EXTENT_DELALLOC));
+	close(fd);
+	return done;
+}
+
+struct syncer {
+	int dir;
+	atomic_int done;
+	int ret;
+};
+
+static void *syncfs_main(void *data)
+{
+	struct syncer *sy = data;
+
+	sy->ret = syncfs(sy->dir) ? errno : 0;
+	atomic_store(&sy->done, 1);
+	return NULL;
+}
+
+/*
+ * An unlink that evicts a file the flusher is writing back waits in
+ * inode_wait_for_writeback() for I_SYNC to clear, and that wait is a var
+ * wait: rounds of SYNC_FILES files written (delayed allocation, no
+ * fsync, a hole after every page), a syncfs() in a second thread, and
+ * each file unlinked as soon as writeback has allocated its first extent
+ * (FIEMAP shows no delalloc there), while the rest of the file keeps it
+ * under I_SYNC; until an
+ * unlink slept after setting up its var wait with inode_bit_waitqueue(),
+ * or SYNC_ROUNDS have passed.
+ * A kernel whose wait is a bit wait (6.1 without the backport) has no
+ * inode_bit_waitqueue() to probe.
+ */
+TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIMEOUT)
+{
+	static char chunk[DIO_CHUNK];
+	char filter[48], trace[128], def[128], files[SYNC_FILES][96];
+	struct syncer sy = { 0 };
+	struct statfs sfs;
+	long sleeps = 0, calls = 0;
+	long long begun;
+	pthread_t th;
+	int round, i, page;
+
+	if (!self->inst[0])
+		SKIP(return, "no tracefs, or no instances in it");
+	if (kretprobes_break_here())
+		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
+	ASSERT_EQ(0, statfs(DIO_DIR, &sfs));
+	if (sfs.f_type != EXT4_MAGIC)
+		SKIP(return, DIO_DIR " is not on ext4");
+	snprintf(trace, sizeof(trace), "%s/kprobe_events", self->tracefs);
+	if (access(trace, W_OK))
+		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
+	sy.dir = open(DIO_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_LE(0, sy.dir) TH_LOG("%s: %s", DIO_DIR, strerror(errno));
+	for (i = 0; i < SYNC_FILES; i++)
+		snprintf(files[i], sizeof(files[i]), "%s/waitvar-sync-%d-%d", DIO_DIR, getpid(), i);
+	memset(chunk, 0x5a, sizeof(chunk));
+
+	snprintf(self->entry, sizeof(self->entry), "wvc_wb_%d", getpid());
+	snprintf(self->exit_, sizeof(self->exit_), "wvc_wb_ret_%d", getpid());
+	snprintf(filter, sizeof(filter), "common_pid == %d", gettid());
+	ASSERT_EQ(0, probe_function(self->tracefs, self->inst, "inode_wait_for_writeback", filter,
+				    self->entry, self->exit_))
+		TH_LOG("kprobes on inode_wait_for_writeback: %s", strerror(errno));
+	snprintf(self->marker, sizeof(self->marker), "wvc_wbq_%d", getpid());
+	snprintf(def, sizeof(def), "p:kprobes/%s inode_bit_waitqueue", self->marker);
+	ASSERT_EQ(0, write_file_flags(trace, def, O_APPEND))
+		TH_LOG("no inode_bit_waitqueue() to probe: I_SYNC is no var wait here (%s)",
+		       strerror(errno));
+	ASSERT_EQ(0, event_set(self->inst, "kprobes", self->marker, "1", filter));
+	/* Only the sleeps in state D (2): the polling below yields often. */
+	snprintf(def, sizeof(def), "%s && prev_state == 2", filter);
+	ASSERT_EQ(0, event_set(self->inst, "sched", "sched_switch", "1", def))
+		TH_LOG("sched_switch: %s", strerror(errno));
+	snprintf(trace, sizeof(trace), "%s/trace", self->inst);
+
+	begun = clock_ns(CLOCK_MONOTONIC);
+	for (round = 1; round <= SYNC_ROUNDS && !sleeps &&
+	     clock_ns(CLOCK_MONOTONIC) - begun < CONVERSION_TRY_S * 1000 * NSEC_PER_MSEC; round++) {
+		for (i = 0; i < SYNC_FILES; i++) {
+			int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+			ASSERT_LE(0, fd) TH_LOG("%s: %s", files[i], strerror(errno));
+			for (page = 0; page < SYNC_PAGES; page++)
+				ASSERT_EQ(SYNC_PAGE, pwrite(fd, chunk, SYNC_PAGE,
+							    (off_t)page * 2 * SYNC_PAGE));
+			close(fd);
+		}
+		ASSERT_EQ(0, write_file_flags(trace, "", O_TRUNC));
+		atomic_store(&sy.done, 0);
+		ASSERT_EQ(0, pthread_create(&th, NULL, syncfs_main, &sy));
+		for (i = 0; i < SYNC_FILES; i++) {
+			while (!atomic_load(&sy.done) && !blocks_allocated(files[i]))
+				sched_yield();
+			EXPECT_EQ(0, unlink(files[i])) TH_LOG("%s: %s", files[i], strerror(errno));
+		}
+		ASSERT_EQ(0, pthread_join(th, NULL));
+		ASSERT_EQ(0, sy.ret) TH_LOG("syncfs: %s", strerror(sy.ret));
+		sleeps = sleeps_inside(self->inst, self->entry, self->exit_, self->marker, &calls);
+		ASSERT_LE(0, sleeps) TH_LOG("the trace: %s", strerror(errno));
+		/*
+		 * The evictions were traced.  Not all of them need be this
+		 * thread's: syncfs() holds a reference to a file it waits on,
+		 * and the last iput() may be its own.
+		 */
+		ASSERT_LE(1, calls);
+		ksft_print_msg("round %d: inode_wait_for_writeback() called %ld times, %ld var-wait sleeps inside\n",
+			       round, calls, sleeps);
+	}
+	close(sy.dir);
+	EXPECT_LT(0, sleeps) TH_LOG("no unlink slept in a var wait in inode_wait_for_writeback()");
 }
 
 TEST_HARNESS_MAIN
