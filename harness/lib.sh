@@ -35,13 +35,20 @@ tree_entry() {
 # last_option_settings FRAGMENT...: each kconfig option the fragments set
 # ('CONFIG_X=...' or '# CONFIG_X is not set'), once, as the last fragment
 # to set it does (a later fragment overrides, as in merge_config.sh), in
-# the order the options first appear.
+# the order the options first appear.  'CONFIG_X=n' comes out as
+# '# CONFIG_X is not set', the form .config writes.  Each file is read
+# on its own, so one without a final newline does not run into the next.
 last_option_settings() {
-	cat "$@" | awk '
+	awk '
 		/^CONFIG_[A-Za-z0-9_]+=/ { n = $0; sub(/=.*/, "", n) }
 		/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { n = $2 }
-		n != "" { if (!(n in last)) order[++k] = n; last[n] = $0; n = "" }
-		END { for (i = 1; i <= k; i++) print last[order[i]] }'
+		n != "" {
+			if (!(n in last))
+				order[++k] = n
+			last[n] = $0 == n "=n" ? "# " n " is not set" : $0
+			n = ""
+		}
+		END { for (i = 1; i <= k; i++) print last[order[i]] }' "$@"
 }
 
 # hash_files FILE...: a content hash of the files, names included (relative

@@ -53,6 +53,12 @@ check "last_option_settings: the order of the fragments decides" \
 	"$(last_option_settings "$tmp/f2.config" "$tmp/f1.config" | paste -sd'|')" \
 	'CONFIG_PREEMPT=y|CONFIG_A=y|CONFIG_C=y|CONFIG_B="x=y"'
 
+printf 'CONFIG_LAST=y' >"$tmp/f3.config"
+printf '%s\n' 'CONFIG_NEXT=y' 'CONFIG_OFF=n' 'CONFIG_S="a#b=c"' >"$tmp/f4.config"
+check "last_option_settings: a file without a final newline, =n, # and = in a value" \
+	"$(last_option_settings "$tmp/f3.config" "$tmp/f4.config" | paste -sd'|')" \
+	'CONFIG_LAST=y|CONFIG_NEXT=y|# CONFIG_OFF is not set|CONFIG_S="a#b=c"'
+
 # The repo's own series: every mark names a tree of harness/trees.
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 check "kernel-patches/series marks only trees of harness/trees" \
