@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -552,6 +553,14 @@ static inline int cgroup2_mount(void)
 	if (!access(CGROUP_ROOT "/cgroup.controllers", F_OK))
 		return 0;
 	return mount("none", CGROUP_ROOT, "cgroup2", 0, NULL);
+}
+
+/* Whether this kernel is PREEMPT_RT: its version string says so. */
+static inline bool kernel_is_rt(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strstr(u.version, " PREEMPT_RT ");
 }
 
 /* Mounts tracefs where it belongs if it is not there; its path goes to @path. */
