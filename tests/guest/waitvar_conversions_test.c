@@ -671,6 +671,9 @@ TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIM
 		SKIP(return, "no tracefs, or no instances in it");
 	if (kretprobes_break_here())
 		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
+	/* A wait for a contended spinlock_t sleeps in state D there too. */
+	if (kernel_is_rt())
+		SKIP(return, "on PREEMPT_RT a D-state sleep may be a wait for a spinlock_t");
 	ASSERT_EQ(0, statfs(DIO_DIR, &sfs));
 	if (sfs.f_type != EXT4_MAGIC)
 		SKIP(return, DIO_DIR " is not on ext4");
@@ -726,11 +729,10 @@ TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIM
 		sleeps = sleeps_inside(self->inst, self->entry, self->exit_, self->marker, &calls);
 		ASSERT_LE(0, sleeps) TH_LOG("the trace: %s", strerror(errno));
 		/*
-		 * The evictions were traced.  Not all of them need be this
-		 * thread's: syncfs() holds a reference to a file it waits on,
-		 * and the last iput() may be its own.
+		 * Not every eviction need be this thread's: syncfs() holds a
+		 * reference to a file it waits on, and the last iput() may be
+		 * its own.  A round with none of ours shows 0 calls.
 		 */
-		ASSERT_LE(1, calls);
 		ksft_print_msg("round %d: inode_wait_for_writeback() called %ld times, %ld var-wait sleeps inside\n",
 			       round, calls, sleeps);
 	}
