@@ -203,75 +203,23 @@ static long line_pid(const char *line)
 }
 
 /*
- * In the trace, the sched_var_wait_start events that fall, for their own
- * task, between an @entry event and the next @exit_ one: var waits the
- * function began.  The number of @entry events goes to @calls.  Up to
- * TRACE_TASKS tasks are followed; a line of any other task is ignored.
- * -1 with errno if the trace cannot be read or lost events.
+ * In the trace, for each task, the waits that fall between an @entry event
+ * and the next @exit_ one.  Without @marker, a wait is a
+ * sched_var_wait_start event: a var wait the function began.  With it, a
+ * wait is a sleep (sched_switch with prev_state D) that follows a @marker
+ * event in the same call: a wait the function set up with @marker's
+ * function and slept in.  The number of @entry events goes to @calls.
+ * Up to TRACE_TASKS tasks are followed; a line of any other task is
+ * ignored.  -1 with errno if the trace cannot be read, lost events or
+ * filled the buffer.
  */
 #define TRACE_TASKS	4
-static long var_waits_inside(const char *tracefs, const char *entry, const char *exit_,
-			     long *calls)
-{
-	char path[128], *buf, *line, *save = NULL, e[64], x[64];
-	long pids[TRACE_TASKS], pid, waits = 0;
-	bool inside[TRACE_TASKS] = { false };
-	ssize_t len;
-	int n = 0, t;
-
-	buf = malloc(TRACE_BUF);
-	if (!buf)
-		return -1;
-	snprintf(path, sizeof(path), "%s/trace", tracefs);
-	len = read_file(path, buf, TRACE_BUF);
-	if (len < 0 || len == TRACE_BUF - 1) {
-		free(buf);
-		errno = len < 0 ? errno : EFBIG;	/* a full buffer may have cut the trace */
-		return -1;
-	}
-	snprintf(e, sizeof(e), " %s:", entry);
-	snprintf(x, sizeof(x), " %s:", exit_);
-	*calls = 0;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		/* "CPU:N [LOST M EVENTS]": a count from this trace means nothing. */
-		if (strstr(line, "[LOST ")) {
-			free(buf);
-			errno = ENOBUFS;
-			return -1;
-		}
-		pid = line_pid(line);
-		if (pid < 0)
-			continue;
-		for (t = 0; t < n && pids[t] != pid; t++)
-			;
-		if (t == n) {
-			if (n == TRACE_TASKS)
-				continue;
-			pids[n++] = pid;
-		}
-		if (strstr(line, e))
-			inside[t] = true, ++*calls;
-		else if (strstr(line, x))
-			inside[t] = false;
-		else if (inside[t] && strstr(line, " sched_var_wait_start:"))
-			waits++;
-	}
-	free(buf);
-	return waits;
-}
-
-/*
- * In the trace, for each task, the sleeps (sched_switch with prev_state D)
- * that follow a @marker event between an @entry event and the next @exit_
- * one: waits the function set up with @marker's function and slept in.
- * The number of @entry events goes to @calls.  As var_waits_inside().
- */
-static long sleeps_inside(const char *tracefs, const char *entry, const char *exit_,
-			  const char *marker, long *calls)
+static long waits_inside(const char *tracefs, const char *entry, const char *exit_,
+			 const char *marker, long *calls)
 {
 	char path[128], *buf, *line, *save = NULL, e[64], x[64], m[64];
 	bool inside[TRACE_TASKS] = { false }, armed[TRACE_TASKS] = { false };
-	long pids[TRACE_TASKS], pid, sleeps = 0;
+	long pids[TRACE_TASKS], pid, waits = 0;
 	ssize_t len;
 	int n = 0, t;
 
@@ -287,9 +235,10 @@ static long sleeps_inside(const char *tracefs, const char *entry, const char *ex
 	}
 	snprintf(e, sizeof(e), " %s:", entry);
 	snprintf(x, sizeof(x), " %s:", exit_);
-	snprintf(m, sizeof(m), " %s:", marker);
+	snprintf(m, sizeof(m), " %s:", marker ? marker : "");
 	*calls = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* "CPU:N [LOST M EVENTS]": a count from this trace means nothing. */
 		if (strstr(line, "[LOST ")) {
 			free(buf);
 			errno = ENOBUFS;
@@ -309,16 +258,20 @@ static long sleeps_inside(const char *tracefs, const char *entry, const char *ex
 			inside[t] = true, armed[t] = false, ++*calls;
 		} else if (strstr(line, x)) {
 			inside[t] = armed[t] = false;
-		} else if (inside[t] && strstr(line, m)) {
+		} else if (!inside[t]) {
+			continue;
+		} else if (!marker) {
+			waits += !!strstr(line, " sched_var_wait_start:");
+		} else if (strstr(line, m)) {
 			armed[t] = true;
-		} else if (inside[t] && armed[t] && strstr(line, " sched_switch:") &&
+		} else if (armed[t] && strstr(line, " sched_switch:") &&
 			   strstr(line, " prev_state=D ")) {
-			sleeps++;
+			waits++;
 			armed[t] = false;
 		}
 	}
 	free(buf);
-	return sleeps;
+	return waits;
 }
 
 /* Fills @fd with @size bytes of @byte, allocated and on disk. */
@@ -414,7 +367,7 @@ TEST_F_TIMEOUT(conversion, fallocate_waits_for_direct_io_in_a_var_wait, TEST_TIM
 					 events, NULL);
 			ASSERT_LT(0, i) TH_LOG("io_getevents: %s", strerror(errno));
 		}
-		waits = var_waits_inside(self->inst, self->entry, self->exit_, &calls);
+		waits = waits_inside(self->inst, self->entry, self->exit_, NULL, &calls);
 		ASSERT_LE(0, waits) TH_LOG("the trace: %s", strerror(errno));
 		/* The fallocate() reached the probed function, or nothing was tested. */
 		ASSERT_LT(0, calls) TH_LOG("round %d: fallocate() did not call inode_dio_wait()",
@@ -597,7 +550,7 @@ TEST_F_TIMEOUT(conversion, exclusive_opens_of_two_partitions_wait_in_a_var_wait,
 				TH_LOG("%s: exclusive open %d: %s", ci->dev, ci->opens + 1,
 				       strerror(ci->err));
 		}
-		waits = var_waits_inside(self->inst, self->entry, self->exit_, &calls);
+		waits = waits_inside(self->inst, self->entry, self->exit_, NULL, &calls);
 		ASSERT_LE(0, waits) TH_LOG("the trace: %s", strerror(errno));
 		/* Every open was traced, or the count means nothing. */
 		ASSERT_EQ(2 * CLAIM_OPENS, calls);
@@ -726,7 +679,7 @@ TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIM
 		}
 		ASSERT_EQ(0, pthread_join(th, NULL));
 		ASSERT_EQ(0, sy.ret) TH_LOG("syncfs: %s", strerror(sy.ret));
-		sleeps = sleeps_inside(self->inst, self->entry, self->exit_, self->marker, &calls);
+		sleeps = waits_inside(self->inst, self->entry, self->exit_, self->marker, &calls);
 		ASSERT_LE(0, sleeps) TH_LOG("the trace: %s", strerror(errno));
 		/*
 		 * Not every eviction need be this thread's: syncfs() holds a
