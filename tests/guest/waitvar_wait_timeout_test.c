@@ -497,24 +497,63 @@ TEST_F(wait_timeout, jiffies_timeout_does_not_end_early_wherever_it_starts)
 }
 
 /*
+ * Makes tracefs instance @name_PID (its path into @instance) with the
+ * event timer:@event on, filtered to the calling thread; the path of its
+ * trace goes into @trace.  0, or -1 with errno.
+ */
+static int trace_timer_event(char *instance, size_t isize, const char *tracefs,
+			     const char *name, const char *event, char *trace, size_t tsize)
+{
+	char path[192], filter[48];
+
+	snprintf(instance, isize, "%s/instances/%s_%d", tracefs, name, (int)getpid());
+	if (mkdir(instance, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/events/timer/%s/filter", instance, event);
+	snprintf(filter, sizeof(filter), "common_pid == %d", (int)syscall(SYS_gettid));
+	if (write_file(path, filter))
+		return -1;
+	snprintf(path, sizeof(path), "%s/events/timer/%s/enable", instance, event);
+	if (write_file(path, "1"))
+		return -1;
+	snprintf(trace, tsize, "%s/trace", instance);
+	return 0;
+}
+
+/*
+ * Copies the line of a trace that starts at @p into @line ("" if it does
+ * not fit): the loops over a trace's lines.  Returns where the next line
+ * starts, or NULL at the end.
+ */
+static const char *next_line(const char *p, char *line, size_t size)
+{
+	const char *eol;
+	size_t len;
+
+	if (!p || !*p)
+		return NULL;
+	eol = strchr(p, '\n');
+	len = eol ? (size_t)(eol - p) : strlen(p);
+	line[0] = '\0';
+	if (len < size) {
+		memcpy(line, p, len);
+		line[len] = '\0';
+	}
+	return eol ? eol + 1 : p + len;
+}
+
+/*
  * The [timeout=N] of each timer:timer_start line of schedule_timeout()'s
  * timer (process_timeout) in @trace, into @out; returns how many there are.
  */
 static int armed_timeouts(const char *trace, long *out, int max)
 {
+	char line[512];
 	int n = 0;
 
-	for (const char *p = trace; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		char line[512];
-		const char *t;
+	for (const char *p = trace; (p = next_line(p, line, sizeof(line)));) {
+		const char *t = strstr(line, " [timeout=");
 
-		if (len >= sizeof(line))
-			continue;
-		memcpy(line, p, len);
-		line[len] = '\0';
-		t = strstr(line, " [timeout=");
 		if (!strstr(line, " timer_start: ") || !strstr(line, " function=process_timeout ") ||
 		    !t)
 			continue;
@@ -539,7 +578,7 @@ static int armed_timeouts(const char *trace, long *out, int max)
 TEST_F(wait_timeout, jiffies_timeout_is_whole_ticks_plus_two)
 {
 	static char trace[1 << 16];
-	char tracefs[64], path[160], filter[48];
+	char tracefs[64], path[160];
 	long long tick;
 	struct timespec res;
 	uint32_t id = 0;
@@ -552,15 +591,9 @@ TEST_F(wait_timeout, jiffies_timeout_is_whole_ticks_plus_two)
 	tick = res.tv_sec * 1000 * NSEC_PER_MSEC + res.tv_nsec;
 	ASSERT_EQ(0, waitvar_create(self->fd, 0, 0, &id));
 
-	snprintf(self->instance, sizeof(self->instance), "%s/instances/waitvar_jiffies_%d",
-		 tracefs, (int)getpid());
-	ASSERT_EQ(0, mkdir(self->instance, 0700)) TH_LOG("%s: %s", self->instance, strerror(errno));
-	snprintf(path, sizeof(path), "%s/events/timer/timer_start/filter", self->instance);
-	snprintf(filter, sizeof(filter), "common_pid == %d", (int)syscall(SYS_gettid));
-	ASSERT_EQ(0, write_file(path, filter)) TH_LOG("%s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/events/timer/timer_start/enable", self->instance);
-	ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/trace", self->instance);
+	ASSERT_EQ(0, trace_timer_event(self->instance, sizeof(self->instance), tracefs,
+				       "waitvar_jiffies", "timer_start", path, sizeof(path)))
+		TH_LOG("timer:timer_start in %s: %s", self->instance, strerror(errno));
 
 	for (int halves = 1; halves <= 5; halves += 2) {
 		long long timeout = halves * tick / 2;
@@ -612,20 +645,14 @@ TEST_F(wait_timeout, jiffies_timeout_is_whole_ticks_plus_two)
  */
 static int sleeper_modes(const char *trace, char *modes, size_t size)
 {
+	char line[512];
 	int n = 0;
 
 	modes[0] = '\0';
-	for (const char *p = trace; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p), used = strlen(modes);
-		char line[512];
-		const char *m;
+	for (const char *p = trace; (p = next_line(p, line, sizeof(line)));) {
+		const char *m = strstr(line, " mode=");
+		size_t used = strlen(modes);
 
-		if (len >= sizeof(line))
-			continue;
-		memcpy(line, p, len);
-		line[len] = '\0';
-		m = strstr(line, " mode=");
 		if (!strstr(line, " hrtimer_start: ") || !strstr(line, " function=hrtimer_wakeup ") ||
 		    !m)
 			continue;
@@ -653,7 +680,7 @@ TEST_F(wait_timeout, hrtimer_waits_expire_where_the_sleeper_chooses)
 	static const uint32_t locks[] = { 0, WAITVAR_CREATE_SPINLOCK, WAITVAR_CREATE_MUTEX };
 	static const char *const lock_names[] = { "plain", "spinlock", "mutex" };
 	static char trace[1 << 16];
-	char tracefs[64], path[160], filter[48], modes[256], want[32];
+	char tracefs[64], path[160], modes[256], want[32];
 	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
 	bool rt = kernel_is_rt();
 	uint32_t ids[3];
@@ -665,15 +692,9 @@ TEST_F(wait_timeout, hrtimer_waits_expire_where_the_sleeper_chooses)
 	for (size_t l = 0; l < ARRAY_LEN(locks); l++)
 		ASSERT_EQ(0, waitvar_create(self->fd, 0, locks[l], &ids[l]));
 
-	snprintf(self->instance, sizeof(self->instance), "%s/instances/waitvar_hrtimer_%d",
-		 tracefs, (int)getpid());
-	ASSERT_EQ(0, mkdir(self->instance, 0700)) TH_LOG("%s: %s", self->instance, strerror(errno));
-	snprintf(path, sizeof(path), "%s/events/timer/hrtimer_start/filter", self->instance);
-	snprintf(filter, sizeof(filter), "common_pid == %d", (int)syscall(SYS_gettid));
-	ASSERT_EQ(0, write_file(path, filter)) TH_LOG("%s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/events/timer/hrtimer_start/enable", self->instance);
-	ASSERT_EQ(0, write_file(path, "1")) TH_LOG("%s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/trace", self->instance);
+	ASSERT_EQ(0, trace_timer_event(self->instance, sizeof(self->instance), tracefs,
+				       "waitvar_hrtimer", "hrtimer_start", path, sizeof(path)))
+		TH_LOG("timer:hrtimer_start in %s: %s", self->instance, strerror(errno));
 
 	for (int realtime = 0; realtime < 2; realtime++) {
 		ASSERT_EQ(0, sched_setscheduler(0, realtime ? SCHED_FIFO : SCHED_OTHER,
