@@ -274,6 +274,24 @@ static long waits_inside(const char *tracefs, const char *entry, const char *exi
 	return waits;
 }
 
+/*
+ * Why a conversions test cannot probe this kernel, or NULL: the tracefs
+ * instance, kprobes on function entries and kprobe events it needs.
+ */
+static const char *probes_missing(const char *tracefs, const char *inst)
+{
+	char path[128];
+
+	if (!inst[0])
+		return "no tracefs, or no instances in it";
+	if (kretprobes_break_here())
+		return "kprobes on a function entry oopsed the 32-bit arm kernel";
+	snprintf(path, sizeof(path), "%s/kprobe_events", tracefs);
+	if (access(path, W_OK))
+		return "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)";
+	return NULL;
+}
+
 /* Fills @fd with @size bytes of @byte, allocated and on disk. */
 static int fill_file(int fd, size_t size, char byte)
 {
@@ -299,6 +317,7 @@ static int fill_file(int fd, size_t size, char byte)
 TEST_F_TIMEOUT(conversion, fallocate_waits_for_direct_io_in_a_var_wait, TEST_TIMEOUT)
 {
 	char path[128], trace[128];
+	const char *why;
 	struct iocb cbs[DIO_CHUNKS], *cbp[DIO_CHUNKS];
 	struct io_event events[DIO_CHUNKS];
 	struct statfs sfs;
@@ -308,16 +327,12 @@ TEST_F_TIMEOUT(conversion, fallocate_waits_for_direct_io_in_a_var_wait, TEST_TIM
 	void *buf;
 	int fd, dfd, round, i, done;
 
-	if (!self->inst[0])
-		SKIP(return, "no tracefs, or no instances in it");
-	if (kretprobes_break_here())
-		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
+	why = probes_missing(self->tracefs, self->inst);
+	if (why)
+		SKIP(return, "%s", why);
 	ASSERT_EQ(0, statfs(DIO_DIR, &sfs));
 	if (sfs.f_type != EXT4_MAGIC)
 		SKIP(return, DIO_DIR " is not on ext4");
-	snprintf(path, sizeof(path), "%s/kprobe_events", self->tracefs);
-	if (access(path, W_OK))
-		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
 	snprintf(self->entry, sizeof(self->entry), "wvc_diow_%d", getpid());
 	snprintf(self->exit_, sizeof(self->exit_), "wvc_diow_ret_%d", getpid());
 	snprintf(path, sizeof(path), "common_pid == %d", tid);
@@ -480,6 +495,7 @@ static void *claim_loop(void *arg)
 TEST_F_TIMEOUT(conversion, exclusive_opens_of_two_partitions_wait_in_a_var_wait, TEST_TIMEOUT)
 {
 	char filter[96], trace[128];
+	const char *why;
 	struct claimer c[2] = { 0 };
 	pthread_barrier_t start;
 	pthread_t th[2];
@@ -488,13 +504,9 @@ TEST_F_TIMEOUT(conversion, exclusive_opens_of_two_partitions_wait_in_a_var_wait,
 	long long begun;
 	int nr, round, i;
 
-	if (!self->inst[0])
-		SKIP(return, "no tracefs, or no instances in it");
-	if (kretprobes_break_here())
-		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
-	snprintf(trace, sizeof(trace), "%s/kprobe_events", self->tracefs);
-	if (access(trace, W_OK))
-		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
+	why = probes_missing(self->tracefs, self->inst);
+	if (why)
+		SKIP(return, "%s", why);
 	if (access("/dev/loop-control", F_OK))
 		SKIP(return, "no loop devices in this kernel (CONFIG_BLK_DEV_LOOP)");
 	snprintf(self->file, sizeof(self->file), "%s/waitvar-disk-%d", DIO_DIR, getpid());
@@ -613,6 +625,7 @@ TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIM
 {
 	static char chunk[DIO_CHUNK];
 	char filter[48], trace[128], def[128], files[SYNC_FILES][96];
+	const char *why;
 	struct syncer sy = { 0 };
 	struct statfs sfs;
 	long sleeps = 0, calls = 0;
@@ -620,10 +633,9 @@ TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIM
 	pthread_t th;
 	int round, i, page;
 
-	if (!self->inst[0])
-		SKIP(return, "no tracefs, or no instances in it");
-	if (kretprobes_break_here())
-		SKIP(return, "kprobes on a function entry oopsed the 32-bit arm kernel");
+	why = probes_missing(self->tracefs, self->inst);
+	if (why)
+		SKIP(return, "%s", why);
 	/* A wait for a contended spinlock_t sleeps in state D there too. */
 	if (kernel_is_rt())
 		SKIP(return, "on PREEMPT_RT a D-state sleep may be a wait for a spinlock_t");
@@ -631,8 +643,6 @@ TEST_F_TIMEOUT(conversion, unlink_during_writeback_waits_in_a_var_wait, TEST_TIM
 	if (sfs.f_type != EXT4_MAGIC)
 		SKIP(return, DIO_DIR " is not on ext4");
 	snprintf(trace, sizeof(trace), "%s/kprobe_events", self->tracefs);
-	if (access(trace, W_OK))
-		SKIP(return, "no kprobe events in this kernel (CONFIG_KPROBE_EVENTS)");
 	sy.dir = open(DIO_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ASSERT_LE(0, sy.dir) TH_LOG("%s: %s", DIO_DIR, strerror(errno));
 	for (i = 0; i < SYNC_FILES; i++)
